@@ -1,0 +1,169 @@
+#include "distspec/dispatch/dispatcher.h"
+
+#include <sstream>
+
+#include "distspec/error.h"
+
+namespace distspec {
+namespace {
+
+[[noreturn]] void fail(const std::string& pointer, const std::string& message, const std::string& hint) {
+  throw Error("dispatch", pointer, message, hint);
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::ostringstream s;
+  for (std::size_t i = 0; i < names.size(); ++i) s << (i ? ", " : "") << names[i];
+  return names.empty() ? std::string("(none)") : s.str();
+}
+
+// Rejects what a LAMMPS-style spatial decomposition cannot run.
+void check_policy(const StoragePolicy& policy, int n_ranks) {
+  const std::string& kind = policy.kind;
+  if (kind == "shard" || kind == "graph_parallel")
+    fail("/core/policy/kind", "policy '" + kind + "' partitions rows across ranks without a halo; spatial domain decomposition cannot run it",
+         "use a spec with policy 'halo' or 'refresh_halo'");
+  if (kind == "local" && n_ranks > 1)
+    fail("/core/policy/kind", "policy 'local' runs on a single process, but this run has " + std::to_string(n_ranks) + " MPI ranks",
+         "run on 1 rank or use a spec with policy 'halo'");
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<std::string>& model_ops, int n_ranks,
+                       const OpRegistry& registry)
+    : spec_(std::move(spec)), device_(device) {
+  check_policy(spec_.policy, n_ranks);
+  gather_refreshes_ = spec_.policy.is_halo_kind() && spec_.policy.halo_gather();
+  scatter_corrects_ = spec_.policy.is_halo_kind() && spec_.policy.halo_scatter();
+
+  for (std::size_t i = 0; i < spec_.custom_ops.size(); ++i) {
+    const OpAdapter& adapter = spec_.custom_ops[i];
+    const std::string at = "/core/custom_ops/" + std::to_string(i);
+    for (const auto& [pos, t] : adapter.arg_transforms)
+      if (t == ArgTransform::gather_inputs_full)
+        fail(at + "/arg_transforms/" + std::to_string(pos) + "/type",
+             "arg transform 'gather_inputs_full' belongs to sharded storage and is unsupported under spatial decomposition",
+             "use 'gather_inputs' (halo rows) or 'slice_owned'");
+    for (const auto& [pos, t] : adapter.output_transforms)
+      if (t == OutputTransform::slice_outputs_owned)
+        fail(at + "/output_transforms/" + std::to_string(pos) + "/type",
+             "output transform 'slice_outputs_owned' belongs to sharded storage and is unsupported under spatial decomposition",
+             "use 'scatter_outputs' or 'all_reduce_sum'");
+    const OpKernel* kernel = registry.find(adapter.op, device_);
+    if (!kernel)
+      fail(at + "/op", "no loaded kernel provides op '" + adapter.op + "' on " + device_name(device_),
+           "registered ops: " + join(registry.names()));
+    ops_[adapter.op] = BoundOp{&adapter, kernel};
+  }
+  // Ops the model calls but the spec does not adapt run as pass-through.
+  for (const std::string& op : model_ops) {
+    if (ops_.count(op)) continue;
+    const OpKernel* kernel = registry.find(op, device_);
+    if (!kernel)
+      fail("", "the model needs op '" + op + "', which no loaded kernel provides on " + device_name(device_),
+           "registered ops: " + join(registry.names()));
+    ops_[op] = BoundOp{nullptr, kernel};
+  }
+}
+
+HaloExchange& Dispatcher::halo() const {
+  if (!halo_) fail("", "no halo exchange attached to the dispatcher", "call attach() before computing");
+  return *halo_;
+}
+
+template <class T>
+void Dispatcher::forward(Rows<T> rows) {
+  HaloExchange& h = halo();
+  h.forward(rows);
+  ++stats_.forward;
+  stats_.bytes += h.n_halo() * rows.width * sizeof(T);
+}
+
+template <class T>
+void Dispatcher::reverse(Rows<T> rows) {
+  HaloExchange& h = halo();
+  h.reverse(rows);
+  ++stats_.reverse;
+  stats_.bytes += h.n_halo() * rows.width * sizeof(T);
+}
+
+template <class T>
+void Dispatcher::before_gather(Rows<T> rows, RowKind kind) {
+  if (gather_refreshes_ && kind == RowKind::features) forward(rows);
+}
+
+template <class T>
+void Dispatcher::before_gather_adjoint(Rows<T> grad, RowKind kind) {
+  if (gather_refreshes_ && kind == RowKind::features) reverse(grad);
+}
+
+template <class T>
+void Dispatcher::after_scatter(Rows<T> acc) {
+  if (!scatter_corrects_) return;
+  reverse(acc);
+  forward(acc);
+}
+
+void Dispatcher::all_reduce_sum(double* values, std::size_t n) {
+  halo().all_reduce_sum(values, n);
+  ++stats_.all_reduce;
+}
+
+// Runs a forward (or reverse-then-forward) exchange over a tensor that must span every row.
+void Dispatcher::exchange_tensor(const TensorRef& t, bool reverse_first, const char* what) {
+  if (t.rows != halo().n_rows())
+    fail("", std::string(what) + " needs a tensor of n_owned + n_halo = " + std::to_string(halo().n_rows()) +
+                 " rows, got " + std::to_string(t.rows),
+         "allocate per-node buffers over owned and halo rows");
+  auto run = [&](auto* data) {
+    using T = std::remove_pointer_t<decltype(data)>;
+    Rows<T> rows{data, t.rows, static_cast<int>(t.cols)};
+    if (reverse_first) reverse(rows);
+    forward(rows);
+  };
+  if (t.dtype == DType::f64) run(static_cast<double*>(t.data));
+  else if (t.dtype == DType::f32) run(static_cast<float*>(t.data));
+  else fail("", std::string(what) + " applies to float32/float64 tensors, got " + dtype_name(t.dtype), "");
+}
+
+void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
+                      const void* state) {
+  auto it = ops_.find(qualname);
+  if (it == ops_.end())
+    fail("", "op '" + qualname + "' was not bound when the model was set up", "list it in the model's ops");
+  const BoundOp& bound = it->second;
+  const std::size_t n_owned = halo().n_owned();
+
+  if (bound.adapter) {
+    for (const auto& [pos, t] : bound.adapter->arg_transforms) {
+      if (pos >= static_cast<int>(args.size()))
+        fail("", "op '" + qualname + "' has no argument " + std::to_string(pos) + " to transform", "");
+      if (t == ArgTransform::gather_inputs) exchange_tensor(args[pos], false, "gather_inputs");
+      if (t == ArgTransform::slice_owned) args[pos].rows = std::min(args[pos].rows, n_owned);
+    }
+  }
+  (*bound.kernel)(Span<const TensorRef>(args.data(), args.size()), Span<const TensorRef>(outs.data(), outs.size()),
+                  state);
+  if (!bound.adapter) return;
+  for (const auto& [pos, t] : bound.adapter->output_transforms) {
+    if (pos >= static_cast<int>(outs.size()))
+      fail("", "op '" + qualname + "' has no output " + std::to_string(pos) + " to transform", "");
+    const TensorRef& out = outs[pos];
+    if (t == OutputTransform::scatter_outputs) exchange_tensor(out, true, "scatter_outputs");
+    if (t == OutputTransform::all_reduce_sum) {
+      if (out.dtype != DType::f64) fail("", "all_reduce_sum output of '" + qualname + "' must be float64", "");
+      all_reduce_sum(static_cast<double*>(out.data), out.size());
+    }
+  }
+}
+
+#define DISTSPEC_INSTANTIATE(T)                                         \
+  template void Dispatcher::before_gather<T>(Rows<T>, RowKind);         \
+  template void Dispatcher::before_gather_adjoint<T>(Rows<T>, RowKind); \
+  template void Dispatcher::after_scatter<T>(Rows<T>);
+DISTSPEC_INSTANTIATE(double)
+DISTSPEC_INSTANTIATE(float)
+#undef DISTSPEC_INSTANTIATE
+
+}  // namespace distspec

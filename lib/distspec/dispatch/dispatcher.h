@@ -1,0 +1,84 @@
+// The dispatcher: the spec's storage policy and op adapters made executable over a HaloExchange.
+//
+// Models call the policy-aware primitives around their own gathers and scatters, and call
+// spec-adapted ops through `call`; they never talk to the halo exchange directly. Which exchange
+// (if any) happens is decided here, from the spec, in the order DESIGN.md gives:
+//   gather (gather_mode == halo_read)          : forward before reading halo rows
+//   scatter-add (scatter_mode == halo_correction): reverse, then forward, after the local scatter
+//   op adapter: gather_inputs -> slice_owned -> kernel -> scatter_outputs -> all_reduce_sum
+// Adjoints run the other way: forward <-> reverse; reverse-then-forward is its own adjoint.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "distspec/halo/halo_exchange.h"
+#include "distspec/ops/op_registry.h"
+#include "distspec/spec/distribution_spec.h"
+
+namespace distspec {
+
+// What a gathered block holds: coordinates are never refreshed by a feature exchange (the host
+// code keeps halo coordinates current itself).
+enum class RowKind : std::uint8_t { features, coordinates };
+
+struct ExchangeStats {
+  std::uint64_t forward = 0;
+  std::uint64_t reverse = 0;
+  std::uint64_t all_reduce = 0;
+  std::uint64_t bytes = 0;  // halo rows moved, summed over exchanges, as payload bytes
+};
+
+class Dispatcher {
+ public:
+  // Checks that the spec can run under a spatial decomposition over `n_ranks` ranks and binds
+  // each op adapter, and each op in `model_ops`, to a kernel for `device`. Throws distspec::Error
+  // whose pointer names the offending spec value.
+  Dispatcher(DistributionSpec spec, Device device, const std::vector<std::string>& model_ops, int n_ranks,
+             const OpRegistry& registry = OpRegistry::global());
+
+  // The halo exchange of the current step (its row counts change when the host reneighbours).
+  void attach(HaloExchange& halo) { halo_ = &halo; }
+  HaloExchange& halo() const;
+
+  const DistributionSpec& spec() const { return spec_; }
+  bool gather_refreshes() const { return gather_refreshes_; }
+  bool scatter_corrects() const { return scatter_corrects_; }
+
+  // Before gathering node rows by sender index.
+  template <class T> void before_gather(Rows<T> rows, RowKind kind = RowKind::features);
+  // Adjoint of before_gather: halo-row gradients return to their owners.
+  template <class T> void before_gather_adjoint(Rows<T> grad, RowKind kind = RowKind::features);
+  // After a local scatter-add into an accumulator of n_owned + n_halo rows.
+  template <class T> void after_scatter(Rows<T> acc);
+  template <class T> void after_scatter_adjoint(Rows<T> grad) { after_scatter(grad); }
+  void all_reduce_sum(double* values, std::size_t n);
+
+  // Calls op `qualname` with the spec's adapter transforms applied around the kernel.
+  void call(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
+            const void* state) ;
+
+  const ExchangeStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+
+ private:
+  struct BoundOp {
+    const OpAdapter* adapter = nullptr;  // nullptr: pass-through
+    const OpKernel* kernel = nullptr;
+  };
+  template <class T> void forward(Rows<T> rows);
+  template <class T> void reverse(Rows<T> rows);
+  void exchange_tensor(const TensorRef& t, bool reverse_first, const char* what);
+
+  DistributionSpec spec_;
+  Device device_;
+  bool gather_refreshes_ = false;
+  bool scatter_corrects_ = false;
+  std::map<std::string, BoundOp> ops_;
+  HaloExchange* halo_ = nullptr;
+  ExchangeStats stats_;
+};
+
+}  // namespace distspec

@@ -1,0 +1,109 @@
+#include "models/edge_kernel.h"
+
+#include "distspec/error.h"
+#include "models/model_error.h"
+
+namespace distspec::models {
+namespace {
+
+[[noreturn]] void fail(const std::string& op, const std::string& message) {
+  throw Error(model_error_id::op_args, "", "op '" + op + "': " + message,
+              "see the op's argument layout in its model header");
+}
+
+std::string shape(std::size_t rows, std::size_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+
+std::string where(const char* what, std::size_t pos) { return std::string(what) + " (" + std::to_string(pos) + ")"; }
+
+}  // namespace
+
+void expect_count(const std::string& op, const char* what, std::size_t found, std::size_t expected) {
+  if (found != expected)
+    fail(op, "expected " + std::to_string(expected) + " " + what + ", got " + std::to_string(found));
+}
+
+double* expect_f64(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows,
+                   std::size_t cols, bool optional) {
+  if (optional && t.rows == 0) return nullptr;
+  if (t.dtype != DType::f64) fail(op, where(what, pos) + " must be float64, got " + dtype_name(t.dtype));
+  if (t.device != Device::cpu) fail(op, where(what, pos) + " must be on the cpu, got " + device_name(t.device));
+  if (t.rows != rows || t.cols != cols)
+    fail(op, where(what, pos) + " must be " + shape(rows, cols) + ", got " + shape(t.rows, t.cols));
+  return static_cast<double*>(t.data);
+}
+
+const int* expect_i32(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows) {
+  if (t.dtype != DType::i32) fail(op, where(what, pos) + " must be int32, got " + dtype_name(t.dtype));
+  if (t.device != Device::cpu) fail(op, where(what, pos) + " must be on the cpu, got " + device_name(t.device));
+  if (t.rows != rows || t.cols != 1) fail(op, where(what, pos) + " must be " + shape(rows, 1) + ", got " + shape(t.rows, t.cols));
+  return static_cast<const int*>(t.data);
+}
+
+std::vector<TensorRef> edge_args(const AtomGraph& g) {
+  const std::size_t n_edges = g.n_receivers ? static_cast<std::size_t>(g.offsets[g.n_receivers]) : 0;
+  // A host with no receivers may leave offsets null; the kernels then read no offset at all.
+  return {TensorRef::of(g.positions, g.n_rows(), 3), TensorRef::of(g.species, g.n_rows()),
+          TensorRef::of(g.receivers, g.n_receivers), TensorRef::of(g.offsets, g.n_receivers + 1),
+          TensorRef::of(g.senders, n_edges)};
+}
+
+EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species) {
+  if (args.size() < kEdgeArgCount) expect_count(op, "edge-list arguments", args.size(), kEdgeArgCount);
+  EdgeArgs e;
+  e.n_rows = args[0].rows;
+  e.n_receivers = args[2].rows;
+  e.x = expect_f64(op, "positions", 0, args[0], e.n_rows, 3);
+  e.species = expect_i32(op, "species", 1, args[1], e.n_rows);
+  e.receivers = expect_i32(op, "receivers", 2, args[2], e.n_receivers);
+  e.offsets = expect_i32(op, "offsets", 3, args[3], e.n_receivers + 1);
+  const std::size_t n_edges = args[4].rows;
+  e.senders = expect_i32(op, "senders", 4, args[4], n_edges);
+  for (std::size_t i = 0; i < e.n_rows; ++i)
+    if (e.species[i] >= n_species)
+      fail(op, "species " + std::to_string(e.species[i]) + " of row " + std::to_string(i) + " is not one of the model's " +
+                   std::to_string(n_species) + " elements");
+  if (e.n_receivers == 0 && n_edges == 0) return e;
+  // Index checks cost one pass over the edges, far less than the kernel itself, and turn a
+  // host bug into an error instead of a wild read.
+  if (e.offsets[0] != 0 || static_cast<std::size_t>(e.offsets[e.n_receivers]) != n_edges)
+    fail(op, "offsets must run from 0 to the number of senders (" + std::to_string(n_edges) + ")");
+  for (std::size_t r = 0; r < e.n_receivers; ++r) {
+    if (e.receivers[r] < 0 || static_cast<std::size_t>(e.receivers[r]) >= e.n_rows)
+      fail(op, "receiver " + std::to_string(e.receivers[r]) + " is not a row");
+    if (e.offsets[r + 1] < e.offsets[r]) fail(op, "offsets must not decrease");
+  }
+  for (std::size_t k = 0; k < n_edges; ++k)
+    if (e.senders[k] < 0 || static_cast<std::size_t>(e.senders[k]) >= e.n_rows)
+      fail(op, "sender " + std::to_string(e.senders[k]) + " is not a row");
+  return e;
+}
+
+PairOutputs unpack_pair_outputs(const std::string& op, Span<const TensorRef> outs, std::size_t n_rows, bool with_virial) {
+  expect_count(op, "outputs", outs.size(), with_virial ? 4 : 2);
+  PairOutputs o;
+  o.energy = expect_f64(op, "energy rows", 0, outs[0], n_rows, 1);
+  o.forces = expect_f64(op, "forces", 1, outs[1], n_rows, 3);
+  if (with_virial) {
+    o.virial = expect_f64(op, "virial", 2, outs[2], 6, 1);
+    o.virial_rows = expect_f64(op, "per-row virial", 3, outs[3], n_rows, 6, true);
+  }
+  return o;
+}
+
+std::vector<TensorRef> pair_output_refs(ModelOutputs& out, std::vector<double>& energy_rows, bool with_virial) {
+  const std::size_t n = out.forces.size() / 3;
+  std::vector<TensorRef> refs{TensorRef::of(energy_rows.data(), n), TensorRef::of(out.forces.data(), n, 3)};
+  if (with_virial) {
+    refs.push_back(TensorRef::of(out.virial.data(), 6));
+    refs.push_back(TensorRef::of(out.virial_rows.data(), out.virial_rows.size() / 6, 6));
+  }
+  return refs;
+}
+
+double owned_energy(const std::vector<double>& energy_rows, std::size_t n_owned) {
+  double e = 0.0;
+  for (std::size_t i = 0; i < n_owned; ++i) e += energy_rows[i];
+  return e;
+}
+
+}  // namespace distspec::models

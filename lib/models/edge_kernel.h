@@ -1,0 +1,104 @@
+// What the edge-list kernels of this library share: the positional edge-list arguments, shape
+// checks that name the op and position, and the per-edge tally of energy, force and virial.
+//
+// Edge-list arguments, first in every op that walks edges:
+//   0 positions  (n_rows x 3, f64)  rows [owned | halo]
+//   1 species    (n_rows, i32)      index into the model's elements; < 0: not this model's atom
+//   2 receivers  (n_receivers, i32) owned rows
+//   3 offsets    (n_receivers + 1, i32) CSR: receiver r's senders are senders[offsets[r]..offsets[r+1])
+//   4 senders    (n_edges, i32)     any row
+// Edges come from a full neighbour list (with skin) over owned receivers, so each kernel
+// applies its own cutoff and puts everything an edge contributes on its receiver.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "distspec/ops/op_registry.h"
+#include "models/model.h"
+
+namespace distspec::models {
+
+inline constexpr std::size_t kEdgeArgCount = 5;
+
+struct EdgeArgs {
+  const double* x = nullptr;
+  const int* species = nullptr;
+  std::size_t n_rows = 0;
+  const int* receivers = nullptr;
+  const int* offsets = nullptr;
+  const int* senders = nullptr;
+  std::size_t n_receivers = 0;
+
+  // f(i, j, del, rsq) for every edge j -> i whose atoms both belong to the model, del = x_i - x_j.
+  template <class F>
+  void for_each_edge(F&& f) const {
+    for (std::size_t r = 0; r < n_receivers; ++r) {
+      const int i = receivers[r];
+      if (species[i] < 0) continue;
+      const double* xi = x + 3 * static_cast<std::size_t>(i);
+      for (int e = offsets[r]; e < offsets[r + 1]; ++e) {
+        const int j = senders[e];
+        if (species[j] < 0) continue;
+        const double* xj = x + 3 * static_cast<std::size_t>(j);
+        const double del[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
+        f(i, j, del, del[0] * del[0] + del[1] * del[1] + del[2] * del[2]);
+      }
+    }
+  }
+};
+
+// The five edge-list TensorRefs of a graph.
+std::vector<TensorRef> edge_args(const AtomGraph& graph);
+// Checks dtypes, shapes, index ranges and species (< n_species) of args[0..4]; throws
+// distspec::Error naming `op`.
+EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species);
+
+void expect_count(const std::string& op, const char* what, std::size_t found, std::size_t expected);
+// A float64 tensor of exactly rows x cols; with `optional`, an empty tensor (rows == 0) gives nullptr.
+double* expect_f64(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows,
+                   std::size_t cols, bool optional = false);
+const int* expect_i32(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows);
+
+// Outputs of an op that produces pair energy, forces and (optionally) virial, all added into
+// (the caller zeroes them):
+//   0 energy rows (n_rows, f64), 1 forces (n_rows x 3, f64),
+//   2 virial (6, f64: xx yy zz xy xz yz), 3 per-row virial (n_rows x 6, f64, or empty: skipped)
+struct PairOutputs {
+  double* energy = nullptr;
+  double* forces = nullptr;
+  double* virial = nullptr;
+  double* virial_rows = nullptr;
+
+  // One edge j -> i: half the pair energy and the whole pair force f_ij = fpair * del on the
+  // receiver; half the pair virial del (x) f_ij (LAMMPS sign: positive for repulsion), since
+  // the full list holds the pair twice, globally and on the receiver's row (LAMMPS gives each
+  // atom of a pair half, so owned rows come out exact and halo rows stay zero).
+  void tally(int i, double half_energy, double fpair, const double del[3]) const {
+    energy[i] += half_energy;
+    double* fi = forces + 3 * static_cast<std::size_t>(i);
+    fi[0] += del[0] * fpair;
+    fi[1] += del[1] * fpair;
+    fi[2] += del[2] * fpair;
+    if (!virial) return;
+    const double h = 0.5 * fpair;
+    const double v[6] = {h * del[0] * del[0], h * del[1] * del[1], h * del[2] * del[2],
+                         h * del[0] * del[1], h * del[0] * del[2], h * del[1] * del[2]};
+    for (int k = 0; k < 6; ++k) virial[k] += v[k];
+    if (!virial_rows) return;
+    double* vi = virial_rows + 6 * static_cast<std::size_t>(i);
+    for (int k = 0; k < 6; ++k) vi[k] += v[k];
+  }
+};
+
+PairOutputs unpack_pair_outputs(const std::string& op, Span<const TensorRef> outs, std::size_t n_rows, bool with_virial);
+
+// Output TensorRefs for ModelOutputs in the PairOutputs layout; energy rows go to `energy_rows`
+// (out.energy_rows or a scratch buffer of n_rows).
+std::vector<TensorRef> pair_output_refs(ModelOutputs& out, std::vector<double>& energy_rows, bool with_virial);
+
+// Sum of the owned rows of a per-row energy.
+double owned_energy(const std::vector<double>& energy_rows, std::size_t n_owned);
+
+}  // namespace distspec::models

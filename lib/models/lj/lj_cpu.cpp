@@ -1,0 +1,33 @@
+// Lennard-Jones kernels on the CPU: pair_lj_cut.cpp compute() over a full edge list.
+#include "models/edge_kernel.h"
+#include "models/lj/lj.h"
+
+namespace distspec::models::lj {
+namespace {
+
+template <bool kVirial>
+void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const char* op = kVirial ? kEnergyForcesVirialOp : kEnergyForcesOp;
+  const auto& params = *static_cast<const Params*>(state);
+  expect_count(op, "arguments", args.size(), kEdgeArgCount);
+  const EdgeArgs edges = unpack_edge_args(op, args, params.n_species);
+  const PairOutputs o = unpack_pair_outputs(op, outs, edges.n_rows, kVirial);
+  edges.for_each_edge([&](int i, int j, const double del[3], double rsq) {
+    const PairCoeff& c = params.coeff(edges.species[i], edges.species[j]);
+    if (rsq >= c.cutsq) return;
+    const double r2inv = 1.0 / rsq;
+    const double r6inv = r2inv * r2inv * r2inv;
+    const double fpair = r6inv * (c.lj1 * r6inv - c.lj2) * r2inv;
+    const double energy = r6inv * (c.lj3 * r6inv - c.lj4) - c.offset;
+    o.tally(i, 0.5 * energy, fpair, del);
+  });
+}
+
+}  // namespace
+
+void register_ops(OpRegistry& registry) {
+  registry.add(kEnergyForcesOp, Device::cpu, energy_forces<false>);
+  registry.add(kEnergyForcesVirialOp, Device::cpu, energy_forces<true>);
+}
+
+}  // namespace distspec::models::lj

@@ -1,0 +1,69 @@
+// The interface between the LAMMPS glue (or any other host) and a model: a flat graph in, the
+// physical outputs out. Models run their stages through a distspec::Dispatcher, which applies
+// the spec's storage policy and op adapters; they never see MPI or LAMMPS.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distspec/dispatch/dispatcher.h"
+
+namespace distspec::models {
+
+// Rows are [owned | halo]; halo rows carry periodic-image coordinates already.
+struct AtomGraph {
+  std::size_t n_owned = 0;
+  std::size_t n_halo = 0;
+  const double* positions = nullptr;  // (n_owned + n_halo) x 3
+  const int* species = nullptr;       // per row: index into ModelInfo::elements, -1 = not this model's atom
+  const double* charges = nullptr;    // per row, or nullptr when the spec promotes no charges
+  // Edges j -> i in CSR form by receiver: receivers[r] is an owned row, its senders are
+  // senders[offsets[r] .. offsets[r+1]). Pairs may lie beyond the cutoff (a neighbour-list
+  // skin); kernels apply the cutoff.
+  std::size_t n_receivers = 0;
+  const int* receivers = nullptr;
+  const int* offsets = nullptr;  // n_receivers + 1
+  const int* senders = nullptr;
+
+  std::size_t n_rows() const { return n_owned + n_halo; }
+};
+
+struct OutputRequest {
+  bool energy_rows = false;  // per-atom energy
+  bool virial = false;       // global virial
+  bool virial_rows = false;  // per-atom virial
+};
+
+// Per-row outputs may hold partial values on halo rows; the host folds them to owners.
+struct ModelOutputs {
+  double energy = 0.0;                  // this rank's owned rows only
+  std::vector<double> energy_rows;      // n_rows, if requested
+  std::vector<double> forces;           // n_rows x 3
+  std::array<double, 6> virial{};       // xx, yy, zz, xy, xz, yz; this rank's partial
+  std::vector<double> virial_rows;      // n_rows x 6, if requested
+
+  void reset(std::size_t n_rows, const OutputRequest& request);
+};
+
+struct ModelInfo {
+  std::string architecture;
+  std::string units;                 // LAMMPS units name the parameters are in
+  double cutoff = 0.0;               // interaction cutoff (one message-passing hop)
+  std::vector<std::string> elements;
+  int message_passing_layers = 1;    // hops of the receptive field; 1 for pair and EAM-like models
+  int comm_width = 0;                // widest node row exchanged per atom (doubles)
+  std::vector<std::string> ops;      // qualnames the model calls through the dispatcher
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelInfo& info() const = 0;
+  virtual void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
+                       ModelOutputs& out) = 0;
+};
+
+}  // namespace distspec::models

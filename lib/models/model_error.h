@@ -1,0 +1,15 @@
+// Stable error ids of the model layer (the core's are spec.*, dispatch): callers may branch on
+// them and tests pin them.
+#pragma once
+
+namespace distspec::models::model_error_id {
+
+inline constexpr char type[] = "model.type";                // a value has the wrong JSON type
+inline constexpr char missing_key[] = "model.missing_key";  // a required key is absent
+inline constexpr char unknown_key[] = "model.unknown_key";  // a key the format does not define
+inline constexpr char value[] = "model.value";              // right type, unacceptable value
+inline constexpr char io[] = "model.io";                    // a referenced file cannot be read
+inline constexpr char table[] = "model.table";              // a LAMMPS potential file is malformed
+inline constexpr char op_args[] = "model.op_args";          // an op got arguments of the wrong shape
+
+}  // namespace distspec::models::model_error_id

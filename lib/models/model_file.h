@@ -1,0 +1,69 @@
+// The DISTSPEC model file: one JSON document that names a model's architecture, units, cutoff,
+// elements and parameters, and the distribution spec it runs under.
+//
+//   {
+//     "format": "distspec-model",          required, exactly this string
+//     "format_version": 1,                 required, exactly 1
+//     "architecture": "lj",                required: "lj" | "eam"
+//     "description": "...",                optional strings, kept for logs and provenance
+//     "source": "...", "license": "...",
+//     "units": "metal",                    required, a LAMMPS units name the parameters are in
+//     "cutoff": 5.0,                       required, finite and > 0 (the neighbour cutoff)
+//     "elements": ["Cu", "Ni"],            required, non-empty, no repeats; species i = elements[i]
+//     "parameters": {...},                 architecture-specific object, and/or
+//     "parameters_file": "x.eam.alloy",    a file read by the architecture (relative paths are
+//                                          resolved from the model file's folder); one of the
+//                                          two is required
+//     "spec": {...} | "specs/x.json",      MLIPSpec v2 object inline, or a path to the file
+//                                          nvalchemi wrote (relative to the model file's folder);
+//                                          required unless a spec override is given
+//     "runtime": {                         optional: what a native runtime needs beyond the spec
+//       "autograd_outputs": ["forces"],    outputs taken from autograd (default: none)
+//       "force_strategy": "analytic"       "analytic" (kernels return forces, the default) or
+//     }                                    "autograd"
+//   }
+//
+// Unknown keys are errors (a misspelt "parameters_file" must not pass silently). Every error
+// is a distspec::Error carrying the model file's name and the JSON pointer of the bad value.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "distspec/spec/mlip_spec.h"
+#include "models/json_fields.h"
+
+namespace distspec::models {
+
+enum class ForceStrategy { analytic, autograd };
+
+struct ModelFile {
+  std::string path;          // as given
+  std::string dir;           // folder relative paths inside the file are resolved from
+  std::string architecture;
+  std::string description;
+  std::string source;
+  std::string license;
+  std::string units;
+  double cutoff = 0.0;
+  std::vector<std::string> elements;
+  Json parameters = Json::object();  // {} when the file gives only parameters_file
+  std::string parameters_file;       // resolved path, or empty
+  MLIPSpec spec;
+  std::string spec_source;  // the spec file's path, or "inline"
+  std::vector<std::string> autograd_outputs;
+  ForceStrategy force_strategy = ForceStrategy::analytic;
+
+  // A path named inside the model file, resolved from its folder.
+  std::string resolve(const std::string& relative) const;
+};
+
+// Parses model-file bytes (the LAMMPS glue reads them on rank 0 and broadcasts; every rank
+// parses). `path` names the file in errors and anchors relative paths. A non-empty
+// `spec_override` (pair_style distspec spec FILE, relative to the working directory) replaces
+// the model's spec. Throws distspec::Error.
+ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override);
+ModelFile read_model_file(const std::string& path, const std::string& spec_override = "");
+
+}  // namespace distspec::models

@@ -1,0 +1,57 @@
+/* -*- c++ -*- ----------------------------------------------------------
+   DISTSPEC: every LAMMPS version difference the package straddles, in one place.
+   LAMMPS_VERSION_NUMBER (e.g. 20210929) is derived from version.h by CMake.
+------------------------------------------------------------------------- */
+
+#ifndef LMP_DISTSPEC_LAMMPS_COMPAT_H
+#define LMP_DISTSPEC_LAMMPS_COMPAT_H
+
+#include "comm.h"
+#include "error.h"
+#include "neigh_request.h"
+#include "neighbor.h"
+
+#ifndef LAMMPS_VERSION_NUMBER
+#error "LAMMPS_VERSION_NUMBER must be defined by the build (see cmake/DistspecLAMMPS.cmake)"
+#endif
+
+namespace LAMMPS_NS {
+namespace distspec_compat {
+
+// 24 Mar 2022 replaced neighbor->request() + requests[i]->half/full by add_request(). Recent
+// KOKKOS refuses `neigh full` with `newton on`; the style always asks for its own full list.
+template <class PairT>
+inline void request_full_neighbor_list(Neighbor *neighbor, PairT *pair)
+{
+#if LAMMPS_VERSION_NUMBER >= 20220324
+  neighbor->add_request(pair, NeighConst::REQ_FULL);
+#else
+  int irequest = neighbor->request(pair, pair->instance_me);
+  neighbor->requests[irequest]->half = 0;
+  neighbor->requests[irequest]->full = 1;
+#endif
+}
+
+// 24 Mar 2022 renamed forward_comm_pair / reverse_comm_pair to overloads of forward_comm.
+template <class PairT> inline void forward_comm(Comm *comm, PairT *pair)
+{
+#if LAMMPS_VERSION_NUMBER >= 20220324
+  comm->forward_comm(pair);
+#else
+  comm->forward_comm_pair(pair);
+#endif
+}
+
+template <class PairT> inline void reverse_comm(Comm *comm, PairT *pair)
+{
+#if LAMMPS_VERSION_NUMBER >= 20220324
+  comm->reverse_comm(pair);
+#else
+  comm->reverse_comm_pair(pair);
+#endif
+}
+
+}    // namespace distspec_compat
+}    // namespace LAMMPS_NS
+
+#endif

@@ -1,0 +1,48 @@
+/* ----------------------------------------------------------------------
+   DISTSPEC: the output plan derived from an MLIPSpec.
+------------------------------------------------------------------------- */
+
+#include "output_consolidation.h"
+
+#include "distspec/error.h"
+
+using namespace LAMMPS_NS;
+using distspec::OutputKind;
+
+namespace {
+
+// An output LAMMPS takes per atom must be declared per_node when the spec declares it at all.
+void require_kind(const distspec::MLIPSpec &spec, const std::string &name, OutputKind kind, const char *why)
+{
+  auto declared = spec.output_kind(name);
+  if (declared && *declared != kind && *declared != OutputKind::unknown)
+    throw distspec::Error(distspec::error_id::value, "/output_kinds",
+                          "output '" + name + "' is declared " + std::string(to_string(*declared)) + ", LAMMPS needs it " +
+                              std::string(to_string(kind)) + " (" + why + ")",
+                          "declare [\"" + name + "\", \"" + std::string(to_string(kind)) + "\"]");
+}
+
+}    // namespace
+
+OutputPlan OutputPlan::from_spec(const distspec::MLIPSpec &spec)
+{
+  require_kind(spec, "forces", OutputKind::per_node, "one force per atom");
+  require_kind(spec, "energy", OutputKind::per_graph, "one energy per system");
+  const std::string node_energy = spec.node_energy_key.value_or("atomic_energies");
+  const std::string node_virial = spec.node_virial_key.value_or("atomic_virial");
+  require_kind(spec, node_energy, OutputKind::per_node, "per-atom energy");
+
+  OutputPlan plan;
+  plan.forces_owned_only = spec.is_owned_only("forces");
+  plan.energy_rows_owned_only = spec.is_owned_only(node_energy);
+  plan.virial_rows_owned_only = spec.is_owned_only(node_virial);
+  return plan;
+}
+
+std::string OutputPlan::describe() const
+{
+  std::string s = "energy: owned rows summed per rank; virial: per-rank partial summed by LAMMPS\n";
+  s += forces_owned_only ? "  forces: owned-only (halo rows zeroed, nothing folded)\n"
+                         : "  forces: halo-row partials folded to owners\n";
+  return s;
+}

@@ -1,0 +1,35 @@
+/* -*- c++ -*- ----------------------------------------------------------
+   DISTSPEC: how a model's outputs return to LAMMPS, as the MLIPSpec classifies them.
+
+   energy          sum over owned rows, per rank (LAMMPS sums ranks for thermo)
+   forces          per_node; halo-row partials fold to owners (LAMMPS reverse comm under
+                   newton_pair on, the style's own reverse exchange under newton_pair off),
+                   unless listed in owned_only_outputs: then exact on owned rows, halo rows
+                   zeroed before any fold
+   stress (virial) a per-rank partial (all_reduce_outputs): LAMMPS' own sum over ranks is the
+                   all-reduce, so nothing is divided by the number of ranks
+   per-atom energy and virial fold like forces, then land in eatom / vatom
+------------------------------------------------------------------------- */
+
+#ifndef LMP_DISTSPEC_OUTPUT_CONSOLIDATION_H
+#define LMP_DISTSPEC_OUTPUT_CONSOLIDATION_H
+
+#include "distspec/spec/mlip_spec.h"
+
+#include <string>
+
+namespace LAMMPS_NS {
+
+struct OutputPlan {
+  bool forces_owned_only = false;
+  bool energy_rows_owned_only = false;
+  bool virial_rows_owned_only = false;
+
+  // Throws distspec::Error when the spec declares outputs LAMMPS cannot take as declared.
+  static OutputPlan from_spec(const distspec::MLIPSpec &spec);
+  std::string describe() const;
+};
+
+}    // namespace LAMMPS_NS
+
+#endif

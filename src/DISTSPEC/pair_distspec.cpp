@@ -1,0 +1,345 @@
+/* ----------------------------------------------------------------------
+   DISTSPEC: pair_style distspec, CPU.
+
+   compute() is three steps: build the graph (owned + ghost rows, edges from the full
+   neighbour list), run the model through the spec's dispatcher (halo refreshes go through
+   this style's comm callbacks), write energy, forces and virial back as the spec classifies
+   them.
+------------------------------------------------------------------------- */
+
+#include "pair_distspec.h"
+
+#include "collective.h"
+#include "lammps_compat.h"
+
+#include "atom.h"
+#include "comm.h"
+#include "error.h"
+#include "force.h"
+#include "memory.h"
+#include "neigh_list.h"
+#include "neighbor.h"
+#include "update.h"
+#include "utils.h"
+
+#include "distspec/error.h"
+#include "distspec/spec/helper_record.h"
+#include "models/model_factory.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace LAMMPS_NS;
+
+namespace {
+
+std::vector<std::string> words_of(int narg, char **arg)
+{
+  return std::vector<std::string>(arg, arg + narg);
+}
+
+}    // namespace
+
+/* ---------------------------------------------------------------------- */
+
+PairDistspec::PairDistspec(LAMMPS *lmp) : Pair(lmp), halo_(lmp, this)
+{
+  single_enable = 0;
+  restartinfo = 0;
+  one_coeff = 1;
+  manybody_flag = 1;
+  // Models return their own per-rank virial: f.r over ghost partials would be wrong for
+  // models whose forces are declared owned-only.
+  no_virial_fdotr_compute = 1;
+  distspec::models::register_builtin_ops();
+}
+
+PairDistspec::~PairDistspec()
+{
+  if (allocated) {
+    memory->destroy(setflag);
+    memory->destroy(cutsq);
+  }
+}
+
+/* ----------------------------------------------------------------------
+   pair_style distspec [spec FILE] [halo per_layer|expanded] [device cpu|cuda] [strict yes|no]
+------------------------------------------------------------------------- */
+
+void PairDistspec::settings(int narg, char **arg)
+{
+  run_collectively(lmp, "pair_style distspec", [&] { settings_ = DistspecSettings::parse(words_of(narg, arg)); });
+  if (settings_.device == DistspecSettings::Device::cuda)
+    error->all(FLERR, "pair_style distspec: device cuda needs a DISTSPEC plugin built with CUDA "
+                      "(DISTSPEC_ENABLE_CUDA); this one was built for CPUs");
+}
+
+/* ----------------------------------------------------------------------
+   pair_coeff * * MODEL_FILE ELEM|NULL ... (one element name per atom type)
+------------------------------------------------------------------------- */
+
+void PairDistspec::coeff(int narg, char **arg)
+{
+  const int ntypes = atom->ntypes;
+  if (narg != 3 + ntypes)
+    error->all(FLERR,
+               "pair_coeff distspec: expected '* * MODEL_FILE' followed by {} element name(s) or NULL, one per "
+               "atom type; got {} word(s)",
+               ntypes, narg);
+  if (strcmp(arg[0], "*") != 0 || strcmp(arg[1], "*") != 0)
+    error->all(FLERR, "pair_coeff distspec: the first two arguments must be '* *', got '{} {}'", arg[0], arg[1]);
+
+  load_model(arg[2]);
+
+  const auto &elements = model_->info().elements;
+  type_to_species_.assign(ntypes + 1, -1);
+  type_elements_.assign(ntypes + 1, "");
+  for (int t = 1; t <= ntypes; ++t) {
+    const std::string name = arg[2 + t];
+    type_elements_[t] = name;
+    if (name == "NULL") continue;
+    auto it = std::find(elements.begin(), elements.end(), name);
+    if (it == elements.end()) {
+      std::string known;
+      for (const auto &e : elements) known += (known.empty() ? "" : " ") + e;
+      error->all(FLERR, "pair_coeff distspec: element '{}' for atom type {} is not in model file {} (elements: {})",
+                 name, t, arg[2], known);
+    }
+    type_to_species_[t] = static_cast<int>(it - elements.begin());
+  }
+
+  if (!allocated) {
+    allocated = 1;
+    memory->create(setflag, ntypes + 1, ntypes + 1, "pair:setflag");
+    memory->create(cutsq, ntypes + 1, ntypes + 1, "pair:cutsq");
+  }
+  int mapped = 0;
+  for (int i = 1; i <= ntypes; ++i)
+    for (int j = 1; j <= ntypes; ++j) {
+      setflag[i][j] = (type_to_species_[i] >= 0 && type_to_species_[j] >= 0) ? 1 : 0;
+      mapped += setflag[i][j];
+    }
+  if (mapped == 0) error->all(FLERR, "pair_coeff distspec: every atom type is NULL; map at least one to an element");
+}
+
+// Rank 0 reads the model file and broadcasts it; every rank parses it, so all fail together.
+void PairDistspec::load_model(const std::string &model_path)
+{
+  run_collectively(lmp, "pair_coeff distspec", [&] {
+    const std::string bytes = read_file_on_rank0(lmp, model_path);
+    model_file_ = std::make_unique<distspec::models::ModelFile>(
+        distspec::models::parse_model_file(bytes, model_path, settings_.spec_file));
+    model_ = distspec::models::make_model(*model_file_);
+    outputs_ = OutputPlan::from_spec(model_file_->spec);
+  });
+}
+
+/* ---------------------------------------------------------------------- */
+
+void PairDistspec::init_style()
+{
+  if (!model_) error->all(FLERR, "pair_style distspec: no model loaded; pair_coeff * * MODEL_FILE ... must come first");
+  const auto &info = model_->info();
+  const auto &spec = model_file_->spec;
+
+  if (info.units != update->unit_style)
+    error->all(FLERR, "pair_style distspec: model file {} is in '{}' units, this run uses 'units {}'",
+               model_file_->path, info.units, update->unit_style);
+
+  const auto &fields = spec.core.shard_fields;
+  const bool wants_charges = std::find(fields.begin(), fields.end(), "charges") != fields.end();
+  if (wants_charges && !atom->q_flag)
+    error->all(FLERR, "pair_style distspec: the spec's shard_fields promote 'charges' but atom style '{}' has no "
+               "charge; use an atom style with charges (charge, full) or a spec without 'charges'",
+               atom->atom_style);
+
+  run_collectively(lmp, "pair_style distspec", [&] {
+    for (const auto &helper : spec.core.third_party_helpers) {
+      if (distspec::native_meaning(helper)) continue;
+      const std::string text = "helper record '" + distspec::helper_target(helper) + "' (kind " +
+          std::string(distspec::helper_kind(helper)) + ") has no native meaning";
+      if (settings_.strict)
+        throw distspec::Error(distspec::error_id::value, "/core/third_party_helpers", text,
+                              "remove it from the spec, or run with 'strict no' to ignore it", model_file_->spec_source);
+      if (comm->me == 0) error->warning(FLERR, "pair_style distspec: " + text + "; ignored");
+    }
+    const auto device = settings_.device == DistspecSettings::Device::cuda ? distspec::Device::cuda : distspec::Device::cpu;
+    dispatcher_ = std::make_unique<distspec::Dispatcher>(spec.core, device, info.ops, comm->nprocs);
+  });
+
+  // The widest row one exchange carries: the model's features, or a per-atom virial fold.
+  comm_forward = comm_reverse = std::max(info.comm_width, 6);
+  halo_.set_max_width(comm_forward);
+
+  distspec_compat::request_full_neighbor_list(neighbor, this);
+  edges_built_at_ = -1;
+  log_setup();
+}
+
+double PairDistspec::init_one(int i, int j)
+{
+  if (setflag[i][j] == 0) return 0.0;
+  return model_->info().cutoff;
+}
+
+void PairDistspec::log_setup() const
+{
+  if (comm->me != 0) return;
+  const auto &info = model_->info();
+  const auto &spec = model_file_->spec;
+  std::string text = fmt::format("DISTSPEC: model {} ({}), cutoff {} {}, {} message-passing layer(s)\n",
+                                 model_file_->path, info.architecture, info.cutoff, info.units,
+                                 info.message_passing_layers);
+  text += fmt::format("DISTSPEC: spec {}: policy {} (scatter {}, gather {}), {} op adapter(s), halo {}\n",
+                      model_file_->spec_source, spec.core.policy.kind, spec.core.policy.scatter_mode,
+                      spec.core.policy.gather_mode, spec.core.custom_ops.size(), DistspecSettings::name(settings_.halo));
+  for (const auto &helper : spec.core.third_party_helpers)
+    text += fmt::format("DISTSPEC:   helper {}: {}\n", distspec::helper_target(helper),
+                        distspec::native_meaning(helper).value_or("not applicable natively"));
+  text += "DISTSPEC: outputs: " + outputs_.describe();
+  utils::logmesg(lmp, text);
+}
+
+/* ---------------------------------------------------------------------- */
+
+void PairDistspec::compute(int eflag, int vflag)
+{
+  ev_init(eflag, vflag);
+  build_graph();
+  distspec::models::OutputRequest request;
+  request.energy_rows = eflag_atom != 0;
+  request.virial = vflag_global != 0;
+  request.virial_rows = vflag_atom != 0;
+  try {
+    model_->compute(graph_, *dispatcher_, request, result_);
+  } catch (const distspec::Error &e) {
+    // A rank-local failure in the middle of a step: stop every rank rather than leave the
+    // others waiting in the next exchange.
+    error->one(FLERR, std::string("pair_style distspec: ") + e.what());
+  }
+  write_back(eflag, vflag);
+}
+
+// Rows [owned | halo] = LAMMPS atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).
+void PairDistspec::build_graph()
+{
+  const int nlocal = atom->nlocal;
+  const int nall = nlocal + atom->nghost;
+  halo_.resize(nlocal, atom->nghost);
+  dispatcher_->attach(halo_);
+
+  species_.resize(nall);
+  const int *type = atom->type;
+  for (int i = 0; i < nall; ++i) species_[i] = type_to_species_[type[i]];
+
+  const auto &fields = model_file_->spec.core.shard_fields;
+  auto promoted = [&](const char *f) { return std::find(fields.begin(), fields.end(), f) != fields.end(); };
+  graph_.n_owned = nlocal;
+  graph_.n_halo = atom->nghost;
+  graph_.positions = (nall > 0 && promoted("positions")) ? &atom->x[0][0] : nullptr;
+  graph_.species = promoted("atomic_numbers") ? species_.data() : nullptr;
+  graph_.charges = (promoted("charges") && atom->q) ? atom->q : nullptr;
+
+  if (neighbor->ncalls != edges_built_at_) rebuild_edges();
+}
+
+// Edge arrays from the full neighbour list, without atoms of NULL types (which hybrid skip
+// lists leave out already, but a plain style would not).
+void PairDistspec::rebuild_edges()
+{
+  const int inum = list->inum;
+  const int *ilist = list->ilist;
+  receivers_.clear();
+  senders_.clear();
+  offsets_.assign(1, 0);
+  receivers_.reserve(inum);
+  for (int ii = 0; ii < inum; ++ii) {
+    const int i = ilist[ii];
+    if (species_[i] < 0) continue;
+    const int *jlist = list->firstneigh[i];
+    const int jnum = list->numneigh[i];
+    receivers_.push_back(i);
+    for (int jj = 0; jj < jnum; ++jj) {
+      const int j = jlist[jj] & NEIGHMASK;
+      if (species_[j] >= 0) senders_.push_back(j);
+    }
+    offsets_.push_back(static_cast<int>(senders_.size()));
+  }
+  graph_.n_receivers = receivers_.size();
+  graph_.receivers = receivers_.data();
+  graph_.offsets = offsets_.data();
+  graph_.senders = senders_.data();
+  edges_built_at_ = neighbor->ncalls;
+}
+
+// Energy, forces and virial into LAMMPS, as OutputPlan says.
+void PairDistspec::write_back(int eflag, int vflag)
+{
+  const int nlocal = atom->nlocal;
+  const int nall = nlocal + atom->nghost;
+  const std::size_t n_rows = nall;
+  auto zero_halo = [&](std::vector<double> &rows, int width) {
+    std::fill(rows.begin() + static_cast<std::size_t>(nlocal) * width, rows.begin() + n_rows * width, 0.0);
+  };
+  auto fold = [&](std::vector<double> &rows, int width, bool owned_only) {
+    if (owned_only) zero_halo(rows, width);
+    else halo_.reverse(distspec::Rows<double>{rows.data(), n_rows, width});
+  };
+
+  if (eflag_global) eng_vdwl += result_.energy;
+
+  // Under newton_pair on, LAMMPS' reverse comm of f folds ghost partials itself.
+  double **f = atom->f;
+  if (outputs_.forces_owned_only) zero_halo(result_.forces, 3);
+  else if (!force->newton_pair) fold(result_.forces, 3, false);
+  const int force_rows = force->newton_pair ? nall : nlocal;
+  for (int i = 0; i < force_rows; ++i)
+    for (int c = 0; c < 3; ++c) f[i][c] += result_.forces[3 * i + c];
+
+  if (eflag_atom) {
+    fold(result_.energy_rows, 1, outputs_.energy_rows_owned_only);
+    for (int i = 0; i < nlocal; ++i) eatom[i] += result_.energy_rows[i];
+  }
+  if (vflag_global)
+    for (int k = 0; k < 6; ++k) virial[k] += result_.virial[k];
+  if (vflag_atom) {
+    fold(result_.virial_rows, 6, outputs_.virial_rows_owned_only);
+    for (int i = 0; i < nlocal; ++i)
+      for (int k = 0; k < 6; ++k) vatom[i][k] += result_.virial_rows[6 * i + k];
+  }
+  (void) eflag;
+  (void) vflag;
+}
+
+/* ----------------------------------------------------------------------
+   comm callbacks: the halo exchange of the moment decides which block moves
+------------------------------------------------------------------------- */
+
+int PairDistspec::pack_forward_comm(int n, int *list, double *buf, int /*pbc_flag*/, int * /*pbc*/)
+{
+  // Feature rows carry no coordinates: periodic shifts do not apply.
+  return halo_.pack_forward(n, list, buf);
+}
+
+void PairDistspec::unpack_forward_comm(int n, int first, double *buf)
+{
+  halo_.unpack_forward(n, first, buf);
+}
+
+int PairDistspec::pack_reverse_comm(int n, int first, double *buf)
+{
+  return halo_.pack_reverse(n, first, buf);
+}
+
+void PairDistspec::unpack_reverse_comm(int n, int *list, double *buf)
+{
+  halo_.unpack_reverse(n, list, buf);
+}
+
+double PairDistspec::memory_usage()
+{
+  double bytes = Pair::memory_usage();
+  bytes += sizeof(int) * (species_.capacity() + receivers_.capacity() + offsets_.capacity() + senders_.capacity());
+  bytes += sizeof(double) * (result_.forces.capacity() + result_.energy_rows.capacity() + result_.virial_rows.capacity());
+  return bytes;
+}

@@ -1,0 +1,80 @@
+/* -*- c++ -*- ----------------------------------------------------------
+   DISTSPEC: pair_style distspec
+
+   Runs a model described by a DISTSPEC model file under LAMMPS domain decomposition, as its
+   nvalchemi MLIPSpec says: ghost atoms are the halo rows of the spec's storage policy, halo
+   refreshes run through this style's comm callbacks, and the spec's output lists decide how
+   energy, forces and virial return to LAMMPS.
+------------------------------------------------------------------------- */
+
+#ifdef PAIR_CLASS
+// clang-format off
+PairStyle(distspec,PairDistspec);
+// clang-format on
+#else
+
+#ifndef LMP_PAIR_DISTSPEC_H
+#define LMP_PAIR_DISTSPEC_H
+
+#include "pair.h"
+
+#include "lammps_halo_exchange.h"
+#include "output_consolidation.h"
+#include "pair_distspec_settings.h"
+
+#include "distspec/dispatch/dispatcher.h"
+#include "models/model.h"
+#include "models/model_file.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace LAMMPS_NS {
+
+class PairDistspec : public Pair {
+ public:
+  PairDistspec(class LAMMPS *);
+  ~PairDistspec() override;
+
+  void settings(int, char **) override;
+  void coeff(int, char **) override;
+  void init_style() override;
+  double init_one(int, int) override;
+  void compute(int, int) override;
+
+  int pack_forward_comm(int, int *, double *, int, int *) override;
+  void unpack_forward_comm(int, int, double *) override;
+  int pack_reverse_comm(int, int, double *) override;
+  void unpack_reverse_comm(int, int *, double *) override;
+  double memory_usage() override;
+
+ protected:
+  void load_model(const std::string &model_path);
+  void build_graph();
+  void rebuild_edges();
+  void write_back(int eflag, int vflag);
+  void log_setup() const;
+
+  DistspecSettings settings_;
+  std::unique_ptr<distspec::models::ModelFile> model_file_;
+  std::unique_ptr<distspec::models::Model> model_;
+  std::unique_ptr<distspec::Dispatcher> dispatcher_;
+  LammpsHaloExchange halo_;
+  OutputPlan outputs_;
+
+  std::vector<int> type_to_species_;    // per LAMMPS type (1-based), -1 = NULL
+  std::vector<std::string> type_elements_;
+
+  // The graph: edge arrays are rebuilt only when LAMMPS rebuilds its neighbour list.
+  distspec::models::AtomGraph graph_;
+  std::vector<int> species_;
+  std::vector<int> receivers_, offsets_, senders_;
+  bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
+  distspec::models::ModelOutputs result_;
+};
+
+}    // namespace LAMMPS_NS
+
+#endif
+#endif

@@ -1,0 +1,68 @@
+/* ----------------------------------------------------------------------
+   DISTSPEC: keyword parsing for pair_style distspec.
+------------------------------------------------------------------------- */
+
+#include "pair_distspec_settings.h"
+
+#include "distspec/error.h"
+
+using namespace LAMMPS_NS;
+
+namespace {
+
+[[noreturn]] void bad(const std::string &message, const std::string &hint)
+{
+  throw distspec::Error("input.keyword", "", "pair_style distspec: " + message, hint);
+}
+
+// The value after keyword `words[i]`, which must be one of `allowed` (when given).
+const std::string &value_of(const std::vector<std::string> &words, std::size_t i,
+                            const std::vector<std::string> &allowed)
+{
+  const std::string &key = words[i];
+  std::string expected;
+  for (const auto &a : allowed) expected += (expected.empty() ? "" : "|") + a;
+  if (i + 1 >= words.size())
+    bad("keyword '" + key + "' needs a value", "write '" + key + " " + (expected.empty() ? "FILE" : expected) + "'");
+  const std::string &value = words[i + 1];
+  if (!allowed.empty()) {
+    bool ok = false;
+    for (const auto &a : allowed) ok = ok || value == a;
+    if (!ok) bad("keyword '" + key + "' got '" + value + "'", "expected one of " + expected);
+  }
+  return value;
+}
+
+bool yes_no(const std::vector<std::string> &words, std::size_t i)
+{
+  return value_of(words, i, {"yes", "no"}) == "yes";
+}
+
+}    // namespace
+
+DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
+{
+  DistspecSettings s;
+  for (std::size_t i = 0; i < words.size(); i += 2) {
+    const std::string &key = words[i];
+    if (key == "spec") {
+      s.spec_file = value_of(words, i, {});
+    } else if (key == "halo") {
+      s.halo = value_of(words, i, {"per_layer", "expanded"}) == "expanded" ? Halo::expanded : Halo::per_layer;
+    } else if (key == "device") {
+      s.device = value_of(words, i, {"cpu", "cuda"}) == "cuda" ? Device::cuda : Device::cpu;
+    } else if (key == "strict") {
+      s.strict = yes_no(words, i);
+    } else if (key == "timing") {
+      s.timing = yes_no(words, i);
+    } else {
+      bad("unknown keyword '" + key + "'", "expected spec, halo, device, strict or timing");
+    }
+  }
+  return s;
+}
+
+const char *DistspecSettings::name(Halo h)
+{
+  return h == Halo::expanded ? "expanded" : "per_layer";
+}

@@ -1,0 +1,30 @@
+/* -*- c++ -*- ----------------------------------------------------------
+   DISTSPEC: the keywords of `pair_style distspec`.
+------------------------------------------------------------------------- */
+
+#ifndef LMP_PAIR_DISTSPEC_SETTINGS_H
+#define LMP_PAIR_DISTSPEC_SETTINGS_H
+
+#include <string>
+#include <vector>
+
+namespace LAMMPS_NS {
+
+struct DistspecSettings {
+  enum class Halo { per_layer, expanded };
+  enum class Device { cpu, cuda };
+
+  std::string spec_file;    // overrides the model file's spec when set
+  Halo halo = Halo::per_layer;
+  Device device = Device::cpu;
+  bool strict = false;    // unknown helper records become errors
+  bool timing = false;    // print a distspec time breakdown after each run
+
+  // Parses the words after `pair_style distspec`; throws distspec::Error naming the keyword.
+  static DistspecSettings parse(const std::vector<std::string> &words);
+  static const char *name(Halo);
+};
+
+}    // namespace LAMMPS_NS
+
+#endif

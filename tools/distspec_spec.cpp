@@ -1,0 +1,102 @@
+// distspec-spec: validate MLIPSpec v2 files and show what the native runtime does with them,
+// or print a spec's canonical bytes.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "distspec/error.h"
+#include "distspec/spec/spec_json.h"
+#include "distspec/spec/spec_summary.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: distspec-spec check [--strict] FILE...\n"
+    "       distspec-spec format FILE\n"
+    "\n"
+    "check   validate each MLIPSpec v2 file and summarise it: policy and modes, op adapters\n"
+    "        and their transforms, helpers and their native meaning, outputs, shard fields.\n"
+    "        --strict also rejects helpers that have no native meaning.\n"
+    "format  print the canonical bytes of FILE (what nvalchemi's MLIPSpec.save() writes).\n"
+    "\n"
+    "exit status: 0 all valid, 1 a file is invalid or unreadable, 2 bad usage\n";
+
+int usage_error(const char* why) {
+  std::fprintf(stderr, "distspec-spec: %s\n%s", why, kUsage);
+  return 2;
+}
+
+// Returns true when the file is valid (and, if strict, every helper has a native meaning).
+bool check_one(const std::string& path, bool strict) {
+  try {
+    const distspec::MLIPSpec spec = distspec::read_mlip_spec_file(path);
+    bool ok = true;
+    if (strict) {
+      const auto& helpers = spec.core.third_party_helpers;
+      for (std::size_t i = 0; i < helpers.size(); ++i) {
+        if (distspec::native_action(helpers[i]) != distspec::NativeAction::unknown) continue;
+        const distspec::Error e(distspec::error_id::value, "/core/third_party_helpers/" + std::to_string(i),
+                                "helper " + distspec::quote(distspec::helper_target(helpers[i])) +
+                                    " has no native meaning",
+                                "strict mode rejects helpers the native runtime cannot stand in for", path);
+        std::fprintf(stderr, "%s\n", e.what());
+        ok = false;
+      }
+    }
+    if (!ok) return false;
+    std::printf("%s: valid MLIPSpec v%d\n", path.c_str(), distspec::MLIPSpec::version);
+    const std::string summary = distspec::summarize_mlip_spec(spec);
+    std::size_t start = 0;
+    while (start < summary.size()) {  // indent each line under the file name
+      const std::size_t end = summary.find('\n', start);
+      std::printf("  %s\n", summary.substr(start, end - start).c_str());
+      start = end + 1;
+    }
+    return true;
+  } catch (const distspec::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return false;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return usage_error("no command given");
+  const std::string& command = args[0];
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "check") {
+    bool strict = false;
+    std::vector<std::string> files;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "--strict") {
+        strict = true;
+      } else if (args[i].size() > 1 && args[i][0] == '-') {
+        return usage_error(("unknown option " + args[i]).c_str());
+      } else {
+        files.push_back(args[i]);
+      }
+    }
+    if (files.empty()) return usage_error("check needs at least one FILE");
+    bool all_ok = true;
+    for (const std::string& f : files) all_ok = check_one(f, strict) && all_ok;
+    return all_ok ? 0 : 1;
+  }
+  if (command == "format") {
+    if (args.size() != 2) return usage_error("format takes exactly one FILE");
+    try {
+      const std::string bytes = distspec::write_mlip_spec(distspec::read_mlip_spec_file(args[1]));
+      std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+      return 0;
+    } catch (const distspec::Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 1;
+    }
+  }
+  return usage_error(("unknown command " + command).c_str());
+}

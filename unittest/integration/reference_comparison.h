@@ -1,0 +1,34 @@
+// Runs one deck twice, once with LAMMPS' own pair style and once with distspec, and compares
+// energy, per-atom forces, virial, per-atom energy and per-atom virial atom by atom (by tag).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace distspec::testing {
+
+struct Observables {
+  double pe = 0.0;
+  std::vector<double> forces;        // natoms x 3, by atom ID
+  std::vector<double> virial;        // pressure-tensor virial part: xx yy zz xy xz yz
+  std::vector<double> energy_atom;   // natoms
+  std::vector<double> virial_atom;   // natoms x 6
+};
+
+// `setup` creates box and atoms (after units/atom_style/boundary lines in it), `pair` holds the
+// pair_style / pair_coeff lines. Computes are added here; a `run 0` evaluates everything.
+Observables evaluate(const std::string& setup, const std::string& pair, const std::vector<std::string>& args = {});
+
+// Largest deviation of each observable from the reference, relative to the reference's scale
+// (its largest magnitude), so that near-zero components do not dominate.
+struct Deviation {
+  double pe, forces, virial, energy_atom, virial_atom;
+  double worst() const;
+};
+Deviation compare(const Observables& got, const Observables& ref);
+std::string describe(const Deviation& d);
+
+// The processor grids a test sweeps on the current number of ranks.
+std::vector<std::string> processor_grids();
+
+}  // namespace distspec::testing

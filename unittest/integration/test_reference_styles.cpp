@@ -1,0 +1,151 @@
+// pair_style distspec against LAMMPS' own styles on the same deck: lj/cut for the LJ model,
+// eam and eam/alloy for the EAM model. Every observable agrees to 1e-10 of its scale in fp64,
+// on every processor grid of the current rank count, with newton on and off.
+#include <gtest/gtest.h>
+
+#include "lammps_session.h"
+#include "reference_comparison.h"
+
+namespace dt = distspec::testing;
+
+namespace {
+
+constexpr double kTolerance = 1e-10;
+
+std::string potential(const std::string& name) { return dt::source_dir() + "/potentials/" + name; }
+
+struct Deck {
+  std::string name;
+  std::string setup;      // after `processors` and `newton`
+  std::string reference;  // LAMMPS' own pair style
+  std::string distspec;   // the same model through distspec
+};
+
+const std::string kArgonSetup = R"(
+units metal
+boundary p p p
+lattice fcc 5.26
+region box block 0 4 0 4 0 4
+create_box 1 box
+create_atoms 1 box
+mass 1 39.948
+displace_atoms all random 0.3 0.3 0.3 4928459 units box
+)";
+
+Deck argon_lj()
+{
+  return {"lj_argon", kArgonSetup, "pair_style lj/cut 8.5\npair_coeff 1 1 0.0104 3.4",
+          "pair_style distspec\npair_coeff * * " + potential("lj_argon.json") + " Ar"};
+}
+
+Deck argon_lj_triclinic()
+{
+  Deck d = argon_lj();
+  d.name = "lj_argon_triclinic";
+  d.setup = R"(
+units metal
+boundary p p p
+lattice fcc 5.26
+region box prism 0 4 0 4 0 4 1.2 0.6 -0.8
+create_box 1 box
+create_atoms 1 box
+mass 1 39.948
+displace_atoms all random 0.3 0.3 0.3 4928459 units box
+)";
+  return d;
+}
+
+// Atoms fill a third of a long box: on grids split along x, some ranks own no atom.
+Deck argon_lj_vacuum()
+{
+  Deck d = argon_lj();
+  d.name = "lj_argon_vacuum";
+  d.setup = R"(
+units metal
+boundary p p p
+lattice fcc 5.26
+region box block 0 12 0 3 0 3
+region slab block 0 4 0 3 0 3
+create_box 1 box
+create_atoms 1 region slab
+mass 1 39.948
+displace_atoms all random 0.3 0.3 0.3 4928459 units box
+)";
+  return d;
+}
+
+// Type 2 is handled by lj/cut alone; distspec sees type 1 only (NULL).
+Deck argon_lj_hybrid_null()
+{
+  return {"lj_hybrid_null",
+          kArgonSetup.substr(0, kArgonSetup.find("create_box")) + R"(create_box 2 box
+create_atoms 1 box
+mass * 39.948
+set type 1 type/fraction 2 0.3 8812
+displace_atoms all random 0.3 0.3 0.3 4928459 units box
+)",
+          "pair_style lj/cut 8.5\npair_coeff 1 1 0.0104 3.4\npair_coeff 1 2 0.0090 3.3\npair_coeff 2 2 0.0120 3.2",
+          "pair_style hybrid/overlay lj/cut 8.5 distspec\npair_coeff 1 2 lj/cut 0.0090 3.3\n"
+          "pair_coeff 2 2 lj/cut 0.0120 3.2\npair_coeff * * distspec " + potential("lj_argon.json") + " Ar NULL"};
+}
+
+const std::string kCopperSetup = R"(
+units metal
+boundary p p p
+lattice fcc 3.615
+region box block 0 5 0 5 0 5
+create_box 2 box
+create_atoms 1 box
+mass 1 63.546
+mass 2 58.693
+displace_atoms all random 0.15 0.15 0.15 771 units box
+)";
+
+Deck copper_eam_funcfl()
+{
+  return {"eam_cu_u3", kCopperSetup, "pair_style eam\npair_coeff 1 1 " + potential("Cu_u3.eam") + "\npair_coeff 2 2 " + potential("Cu_u3.eam"),
+          "pair_style distspec\npair_coeff * * " + potential("cu_eam_u3.json") + " Cu Cu"};
+}
+
+Deck cuni_eam_alloy()
+{
+  return {"eam_alloy_cuni", kCopperSetup + "set type 1 type/fraction 2 0.5 12393\n",
+          "pair_style eam/alloy\npair_coeff * * " + potential("CuNi.eam.alloy") + " Cu Ni",
+          "pair_style distspec\npair_coeff * * " + potential("cuni_eam_alloy.json") + " Cu Ni"};
+}
+
+struct Variant {
+  Deck deck;
+  bool newton;
+};
+
+class ReferenceStyles : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(ReferenceStyles, AgreeOnEveryGrid)
+{
+  const Variant& v = GetParam();
+  for (const std::string& grid : dt::processor_grids()) {
+    SCOPED_TRACE("processors " + grid + (v.newton ? ", newton on" : ", newton off"));
+    const std::string head = "processors " + grid + "\nnewton " + (v.newton ? "on" : "off") + "\n";
+    const dt::Observables ref = dt::evaluate(head + v.deck.setup, v.deck.reference);
+    const dt::Observables got = dt::evaluate(head + v.deck.setup, v.deck.distspec);
+    const dt::Deviation d = dt::compare(got, ref);
+    EXPECT_LE(d.worst(), kTolerance) << dt::describe(d);
+  }
+}
+
+std::vector<Variant> variants()
+{
+  std::vector<Variant> out;
+  for (const Deck& d : {argon_lj(), argon_lj_triclinic(), argon_lj_vacuum(), argon_lj_hybrid_null(),
+                        copper_eam_funcfl(), cuni_eam_alloy()})
+    for (bool newton : {true, false}) out.push_back({d, newton});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Decks, ReferenceStyles, ::testing::ValuesIn(variants()),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           return info.param.deck.name + (info.param.newton ? "_newton_on" : "_newton_off");
+                         });
+
+}  // namespace
