@@ -84,7 +84,7 @@ PairOutputs unpack_pair_outputs(const std::string& op, Span<const TensorRef> out
   o.energy = expect_f64(op, "energy rows", 0, outs[0], n_rows, 1);
   o.forces = expect_f64(op, "forces", 1, outs[1], n_rows, 3);
   if (with_virial) {
-    o.virial = expect_f64(op, "virial", 2, outs[2], 6, 1);
+    o.virial = expect_f64(op, "virial", 2, outs[2], 6, 1, true);
     o.virial_rows = expect_f64(op, "per-row virial", 3, outs[3], n_rows, 6, true);
   }
   return o;

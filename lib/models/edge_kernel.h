@@ -61,10 +61,12 @@ double* expect_f64(const std::string& op, const char* what, std::size_t pos, con
                    std::size_t cols, bool optional = false);
 const int* expect_i32(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows);
 
-// Outputs of an op that produces pair energy, forces and (optionally) virial, all added into
-// (the caller zeroes them):
+// Outputs of an op that produces pair energy, forces and virial, all added into (the caller
+// zeroes them):
 //   0 energy rows (n_rows, f64), 1 forces (n_rows x 3, f64),
-//   2 virial (6, f64: xx yy zz xy xz yz), 3 per-row virial (n_rows x 6, f64, or empty: skipped)
+//   2 virial (6, f64: xx yy zz xy xz yz), 3 per-row virial (n_rows x 6, f64)
+// Ops without virial take outputs 0 and 1 only; in ops with virial either virial output may be
+// an empty tensor (rows == 0), which skips it.
 struct PairOutputs {
   double* energy = nullptr;
   double* forces = nullptr;
@@ -81,14 +83,14 @@ struct PairOutputs {
     fi[0] += del[0] * fpair;
     fi[1] += del[1] * fpair;
     fi[2] += del[2] * fpair;
-    if (!virial) return;
+    if (!virial && !virial_rows) return;
     const double h = 0.5 * fpair;
     const double v[6] = {h * del[0] * del[0], h * del[1] * del[1], h * del[2] * del[2],
                          h * del[0] * del[1], h * del[0] * del[2], h * del[1] * del[2]};
-    for (int k = 0; k < 6; ++k) virial[k] += v[k];
-    if (!virial_rows) return;
-    double* vi = virial_rows + 6 * static_cast<std::size_t>(i);
-    for (int k = 0; k < 6; ++k) vi[k] += v[k];
+    if (virial)
+      for (int k = 0; k < 6; ++k) virial[k] += v[k];
+    if (virial_rows)
+      for (int k = 0; k < 6; ++k) virial_rows[6 * static_cast<std::size_t>(i) + k] += v[k];
   }
 };
 

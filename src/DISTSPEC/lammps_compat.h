@@ -20,15 +20,19 @@ namespace distspec_compat {
 
 // 24 Mar 2022 replaced neighbor->request() + requests[i]->half/full by add_request(). Recent
 // KOKKOS refuses `neigh full` with `newton on`; the style always asks for its own full list.
+// `instance_me` is protected in Pair: the caller passes its own. With `ghost`, ghost atoms get
+// neighbour lists too (list->gnum of them after the inum owned ones).
 template <class PairT>
-inline void request_full_neighbor_list(Neighbor *neighbor, PairT *pair)
+inline void request_full_neighbor_list(Neighbor *neighbor, PairT *pair, int instance_me, bool ghost)
 {
 #if LAMMPS_VERSION_NUMBER >= 20220324
-  neighbor->add_request(pair, NeighConst::REQ_FULL);
+  (void) instance_me;
+  neighbor->add_request(pair, ghost ? (NeighConst::REQ_FULL | NeighConst::REQ_GHOST) : NeighConst::REQ_FULL);
 #else
-  int irequest = neighbor->request(pair, pair->instance_me);
+  int irequest = neighbor->request(pair, instance_me);
   neighbor->requests[irequest]->half = 0;
   neighbor->requests[irequest]->full = 1;
+  neighbor->requests[irequest]->ghost = ghost ? 1 : 0;
 #endif
 }
 

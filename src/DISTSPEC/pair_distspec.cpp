@@ -153,6 +153,16 @@ void PairDistspec::init_style()
                "charge; use an atom style with charges (charge, full) or a spec without 'charges'",
                atom->atom_style);
 
+  // A one-layer model has nothing to expand: both strategies are the same computation.
+  const int layers = info.message_passing_layers;
+  expanded_ = settings_.halo == DistspecSettings::Halo::expanded && layers > 1;
+  if (layers > 1 && !expanded_ && !(spec.core.policy.is_halo_kind() && spec.core.policy.halo_gather()))
+    error->all(FLERR,
+               "pair_style distspec: the spec's gather_mode '{}' never refreshes halo rows, but this {}-layer model "
+               "reads neighbour features of every layer from them: the results would be wrong. Use a spec with "
+               "gather_mode 'halo_read', or 'halo expanded'",
+               spec.core.policy.gather_mode.value_or("(none: policy " + spec.core.policy.kind + ")"), layers);
+
   run_collectively(lmp, "pair_style distspec", [&] {
     for (const auto &helper : spec.core.third_party_helpers) {
       if (distspec::native_meaning(helper)) continue;
@@ -164,14 +174,18 @@ void PairDistspec::init_style()
       if (comm->me == 0) error->warning(FLERR, "pair_style distspec: " + text + "; ignored");
     }
     const auto device = settings_.device == DistspecSettings::Device::cuda ? distspec::Device::cuda : distspec::Device::cpu;
-    dispatcher_ = std::make_unique<distspec::Dispatcher>(spec.core, device, info.ops, comm->nprocs);
+    dispatcher_ = std::make_unique<distspec::Dispatcher>(
+        spec.core, device, info.ops, comm->nprocs,
+        expanded_ ? distspec::HaloStrategy::expanded : distspec::HaloStrategy::per_layer);
   });
 
   // The widest row one exchange carries: the model's features, or a per-atom virial fold.
   comm_forward = comm_reverse = std::max(info.comm_width, 6);
   halo_.set_max_width(comm_forward);
 
-  distspec_compat::request_full_neighbor_list(neighbor, this);
+  distspec_compat::request_full_neighbor_list(neighbor, this, instance_me, expanded_);
+  // The expanded shell: ghosts out to L cutoffs, without widening the neighbour list itself.
+  if (expanded_) comm->cutghostuser = std::max(comm->cutghostuser, layers * info.cutoff + neighbor->skin);
   edges_built_at_ = -1;
   log_setup();
 }
@@ -191,8 +205,8 @@ void PairDistspec::log_setup() const
                                  model_file_->path, info.architecture, info.cutoff, info.units,
                                  info.message_passing_layers);
   text += fmt::format("DISTSPEC: spec {}: policy {} (scatter {}, gather {}), {} op adapter(s), halo {}\n",
-                      model_file_->spec_source, spec.core.policy.kind, spec.core.policy.scatter_mode,
-                      spec.core.policy.gather_mode, spec.core.custom_ops.size(), DistspecSettings::name(settings_.halo));
+                      model_file_->spec_source, spec.core.policy.kind, spec.core.policy.scatter_mode.value_or("-"),
+                      spec.core.policy.gather_mode.value_or("-"), spec.core.custom_ops.size(), DistspecSettings::name(settings_.halo));
   for (const auto &helper : spec.core.third_party_helpers)
     text += fmt::format("DISTSPEC:   helper {}: {}\n", distspec::helper_target(helper),
                         distspec::native_meaning(helper).value_or("not applicable natively"));
@@ -202,10 +216,17 @@ void PairDistspec::log_setup() const
 
 /* ---------------------------------------------------------------------- */
 
+// Called at the start of every run.
+void PairDistspec::setup()
+{
+  report_pending_ = true;
+}
+
 void PairDistspec::compute(int eflag, int vflag)
 {
   ev_init(eflag, vflag);
   build_graph();
+  dispatcher_->reset_stats();
   distspec::models::OutputRequest request;
   request.energy_rows = eflag_atom != 0;
   request.virial = vflag_global != 0;
@@ -218,6 +239,26 @@ void PairDistspec::compute(int eflag, int vflag)
     error->one(FLERR, std::string("pair_style distspec: ") + e.what());
   }
   write_back(eflag, vflag);
+  if (report_pending_) log_halo_report();
+}
+
+// Per run: rows and feature exchanges of one step, over all ranks.
+void PairDistspec::log_halo_report()
+{
+  report_pending_ = false;
+  const auto &st = dispatcher_->stats();
+  double local[4] = {double(atom->nlocal), double(atom->nghost), double(st.bytes), double(graph_.n_receivers)};
+  double sum[4], max[4], min[4];
+  MPI_Allreduce(local, sum, 4, MPI_DOUBLE, MPI_SUM, world);
+  MPI_Allreduce(local, max, 4, MPI_DOUBLE, MPI_MAX, world);
+  MPI_Allreduce(local, min, 4, MPI_DOUBLE, MPI_MIN, world);
+  if (comm->me != 0) return;
+  utils::logmesg(lmp,
+                 fmt::format("DISTSPEC halo ({}): owned rows {:.0f} (min {:.0f}, max {:.0f} per rank), halo rows {:.0f} "
+                             "(min {:.0f}, max {:.0f}), feature exchanges per step: {} forward + {} reverse + {} all-reduce, "
+                             "feature bytes per step {:.0f} (max {:.0f} per rank)\n",
+                             DistspecSettings::name(settings_.halo), sum[0], min[0], max[0], sum[1], min[1], max[1],
+                             st.forward, st.reverse, st.all_reduce, sum[2], max[2]));
 }
 
 // Rows [owned | halo] = LAMMPS atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).
@@ -247,7 +288,8 @@ void PairDistspec::build_graph()
 // lists leave out already, but a plain style would not).
 void PairDistspec::rebuild_edges()
 {
-  const int inum = list->inum;
+  // Expanded: ghosts are receivers too, each layer computed on them instead of exchanged.
+  const int inum = list->inum + (expanded_ ? list->gnum : 0);
   const int *ilist = list->ilist;
   receivers_.clear();
   senders_.clear();

@@ -41,6 +41,7 @@ class PairDistspec : public Pair {
   void coeff(int, char **) override;
   void init_style() override;
   double init_one(int, int) override;
+  void setup() override;
   void compute(int, int) override;
 
   int pack_forward_comm(int, int *, double *, int, int *) override;
@@ -55,6 +56,7 @@ class PairDistspec : public Pair {
   void rebuild_edges();
   void write_back(int eflag, int vflag);
   void log_setup() const;
+  void log_halo_report();
 
   DistspecSettings settings_;
   std::unique_ptr<distspec::models::ModelFile> model_file_;
@@ -70,7 +72,9 @@ class PairDistspec : public Pair {
   distspec::models::AtomGraph graph_;
   std::vector<int> species_;
   std::vector<int> receivers_, offsets_, senders_;
-  bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
+  bigint edges_built_at_ = -1;
+  bool expanded_ = false;
+  bool report_pending_ = false;    // log the halo report after the first step of a run    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too    // neighbor->ncalls when the edge arrays were built
   distspec::models::ModelOutputs result_;
 };
 

@@ -26,14 +26,14 @@ int world_size()
   return n;
 }
 
-LammpsSession::LammpsSession(const std::vector<std::string>& extra_args)
+LammpsSession::LammpsSession(const std::vector<std::string>& extra_args, MPI_Comm comm)
 {
   std::vector<std::string> args = {"distspec-test", "-log", "none", "-nocite"};
   if (!std::getenv("DISTSPEC_TEST_VERBOSE")) args.insert(args.end(), {"-screen", "none"});
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
-  handle_ = lammps_open(static_cast<int>(argv.size()), argv.data(), MPI_COMM_WORLD, nullptr);
+  handle_ = lammps_open(static_cast<int>(argv.size()), argv.data(), comm, nullptr);
   if (!handle_) throw std::runtime_error("lammps_open failed");
 }
 

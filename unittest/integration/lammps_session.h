@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <mpi.h>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ int world_size();
 
 class LammpsSession {
  public:
-  explicit LammpsSession(const std::vector<std::string>& extra_args = {});
+  explicit LammpsSession(const std::vector<std::string>& extra_args = {}, MPI_Comm comm = MPI_COMM_WORLD);
   ~LammpsSession();
   LammpsSession(const LammpsSession&) = delete;
   LammpsSession& operator=(const LammpsSession&) = delete;

@@ -1,5 +1,7 @@
 #include "reference_comparison.h"
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -8,9 +10,12 @@
 
 namespace distspec::testing {
 
-Observables evaluate(const std::string& setup, const std::string& pair, const std::vector<std::string>& args)
+namespace {
+
+Observables evaluate_with(const std::string& setup, const std::string& pair, const std::vector<std::string>& args,
+                          MPI_Comm comm)
 {
-  LammpsSession lmp(args);
+  LammpsSession lmp(args, comm);
   lmp.run("plugin load " + plugin_path() + "\n" + setup + "\n" + pair + R"(
 compute pea all pe/atom
 compute sa all stress/atom NULL virial
@@ -25,6 +30,41 @@ run 0 post no
   o.energy_atom = lmp.gather("c_pea", 1);
   o.virial_atom = lmp.gather("c_sa", 6);
   return o;
+}
+
+void broadcast(std::vector<double>& v)
+{
+  long n = static_cast<long>(v.size());
+  MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  v.resize(n);
+  MPI_Bcast(v.data(), static_cast<int>(n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+}  // namespace
+
+Observables evaluate(const std::string& setup, const std::string& pair, const std::vector<std::string>& args)
+{
+  return evaluate_with(setup, pair, args, MPI_COMM_WORLD);
+}
+
+Observables evaluate_on_one_rank(const std::string& setup, const std::string& pair)
+{
+  Observables o;
+  if (world_rank() == 0) o = evaluate_with(setup, pair, {}, MPI_COMM_SELF);
+  MPI_Bcast(&o.pe, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  for (auto* v : {&o.forces, &o.virial, &o.energy_atom, &o.virial_atom}) broadcast(*v);
+  return o;
+}
+
+double nve_drift_per_atom(const std::string& setup, const std::string& pair, int steps, double dt)
+{
+  LammpsSession lmp;
+  lmp.run("plugin load " + plugin_path() + "\n" + setup + "\n" + pair + "\n" +
+          "velocity all create 300.0 87287 loop geom\nfix nve all nve\ntimestep " + std::to_string(dt) +
+          "\nthermo_style custom step etotal\nrun 0 post no");
+  const double e0 = lmp.thermo("etotal");
+  lmp.run("run " + std::to_string(steps) + " post no");
+  return (lmp.thermo("etotal") - e0) / lmp.natoms();
 }
 
 namespace {

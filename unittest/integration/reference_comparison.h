@@ -19,6 +19,13 @@ struct Observables {
 // pair_style / pair_coeff lines. Computes are added here; a `run 0` evaluates everything.
 Observables evaluate(const std::string& setup, const std::string& pair, const std::vector<std::string>& args = {});
 
+// The same on a 1-rank LAMMPS that rank 0 runs on MPI_COMM_SELF, broadcast to every rank: the
+// reference a multi-rank run must reproduce.
+Observables evaluate_on_one_rank(const std::string& setup, const std::string& pair);
+
+// Total energy per atom after `steps` NVE steps minus before, with the given pair lines.
+double nve_drift_per_atom(const std::string& setup, const std::string& pair, int steps, double dt);
+
 // Largest deviation of each observable from the reference, relative to the reference's scale
 // (its largest magnitude), so that near-zero components do not dominate.
 struct Deviation {

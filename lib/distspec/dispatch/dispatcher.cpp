@@ -31,11 +31,12 @@ void check_policy(const StoragePolicy& policy, int n_ranks) {
 }  // namespace
 
 Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<std::string>& model_ops, int n_ranks,
-                       const OpRegistry& registry)
+                       HaloStrategy strategy, const OpRegistry& registry)
     : spec_(std::move(spec)), device_(device) {
   check_policy(spec_.policy, n_ranks);
-  gather_refreshes_ = spec_.policy.is_halo_kind() && spec_.policy.halo_gather();
-  scatter_corrects_ = spec_.policy.is_halo_kind() && spec_.policy.halo_scatter();
+  const bool exchanges = strategy == HaloStrategy::per_layer;
+  gather_refreshes_ = exchanges && spec_.policy.is_halo_kind() && spec_.policy.halo_gather();
+  scatter_corrects_ = exchanges && spec_.policy.is_halo_kind() && spec_.policy.halo_scatter();
 
   for (std::size_t i = 0; i < spec_.custom_ops.size(); ++i) {
     const OpAdapter& adapter = spec_.custom_ops[i];

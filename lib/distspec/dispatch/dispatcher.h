@@ -21,8 +21,14 @@
 namespace distspec {
 
 // What a gathered block holds: coordinates are never refreshed by a feature exchange (the host
-// code keeps halo coordinates current itself).
-enum class RowKind : std::uint8_t { features, coordinates };
+// code keeps halo coordinates current itself), nor are rows computed identically on halo rows
+// from promoted inputs (an embedding of promoted species, say).
+enum class RowKind : std::uint8_t { features, coordinates, replicated };
+
+// How halo rows get their values. per_layer: a one-cutoff shell, refreshed by exchanges as the
+// policy says. expanded: a shell deep enough that the host computes every layer on halo rows
+// too, so no feature exchange happens at all.
+enum class HaloStrategy : std::uint8_t { per_layer, expanded };
 
 struct ExchangeStats {
   std::uint64_t forward = 0;
@@ -37,7 +43,7 @@ class Dispatcher {
   // each op adapter, and each op in `model_ops`, to a kernel for `device`. Throws distspec::Error
   // whose pointer names the offending spec value.
   Dispatcher(DistributionSpec spec, Device device, const std::vector<std::string>& model_ops, int n_ranks,
-             const OpRegistry& registry = OpRegistry::global());
+             HaloStrategy strategy = HaloStrategy::per_layer, const OpRegistry& registry = OpRegistry::global());
 
   // The halo exchange of the current step (its row counts change when the host reneighbours).
   void attach(HaloExchange& halo) { halo_ = &halo; }

@@ -40,6 +40,14 @@ void register_policy_kind(PolicyKind kind) {
   }
 }
 
+void unregister_policy_kind(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.kinds.erase(std::remove_if(r.kinds.begin(), r.kinds.end(),
+                               [&](const PolicyKind& k) { return k.name == name; }),
+                r.kinds.end());
+}
+
 std::optional<PolicyKind> find_policy_kind(std::string_view name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

@@ -26,6 +26,8 @@ struct PolicyKind {
 // Adds a kind, or replaces the kind of the same name. Built in: local, shard, graph_parallel,
 // halo (halo_correction / halo_read), refresh_halo (local / halo_read).
 void register_policy_kind(PolicyKind kind);
+// Removes a kind again (a plugin that registered kinds and is going away; tests).
+void unregister_policy_kind(std::string_view name);
 std::optional<PolicyKind> find_policy_kind(std::string_view name);
 std::vector<std::string> policy_kind_names();  // in registration order
 std::string policy_kind_list();                // "local, shard, graph_parallel, halo, refresh_halo"

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "distspec/error.h"
 #include "distspec/spec/mlip_spec.h"
 
 namespace distspec {

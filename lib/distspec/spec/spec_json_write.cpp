@@ -119,8 +119,8 @@ nlohmann::ordered_json mlip_spec_to_json(const MLIPSpec& spec) {
   j["core"] = core_json(spec.core);
   j["system_reductions"] = spec.system_reductions;
   j["node_energy_key"] = string_or_null_json(spec.node_energy_key);
-  j["node_virial_key"] = string_or_null_json(spec.node_virial_key);
   j["gp_replicate_geometry"] = spec.gp_replicate_geometry;
+  j["node_virial_key"] = string_or_null_json(spec.node_virial_key);
   j["owned_only_outputs"] = sorted_names(spec.owned_only_outputs);
   j["all_reduce_outputs"] = sorted_names(spec.all_reduce_outputs);
   auto kinds = spec.output_kinds;

@@ -1,0 +1,70 @@
+#include "distspec/tensor/ops_elementwise.h"
+
+#include <string>
+
+namespace distspec::tensor {
+namespace {
+
+std::string shape(std::size_t rows, std::size_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+
+}  // namespace
+
+template <class T>
+Var<T> mul(Tape& tape, const Var<T>& a, const Var<T>& b) {
+  const std::size_t n = a.rows(), cols = a.cols();
+  const bool broadcast = b.cols() == 1 && cols != 1;
+  if (b.rows() != n || (b.cols() != cols && !broadcast))
+    throw Error("tensor.shape", "", "mul: " + shape(n, cols) + " times " + shape(b.rows(), b.cols()) +
+                                        "; expected equal shapes or one column");
+  const std::size_t bstride = broadcast ? 0 : 1;  // column step through b's row
+  Tensor<T> y(n, cols);
+  const Tensor<T>& av = a.value();
+  const Tensor<T>& bv = b.value();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < cols; ++c) y(i, c) = av(i, c) * bv.row(i)[c * bstride];
+  Var<T> out = Var<T>::result(std::move(y), a.requires_grad() || b.requires_grad());
+  if (out.requires_grad())
+    tape.record([a, b, out, n, cols, bstride] {
+      const Tensor<T>& gy = out.grad();
+      const Tensor<T>& av = a.value();
+      const Tensor<T>& bv = b.value();
+      if (a.requires_grad()) {
+        Tensor<T>& ga = a.grad();
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t c = 0; c < cols; ++c) ga(i, c) += gy(i, c) * bv.row(i)[c * bstride];
+      }
+      if (b.requires_grad()) {
+        Tensor<T>& gb = b.grad();
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t c = 0; c < cols; ++c) gb.row(i)[c * bstride] += gy(i, c) * av(i, c);
+      }
+    });
+  return out;
+}
+
+template <class T>
+Var<T> add(Tape& tape, const Var<T>& a, const Var<T>& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    throw Error("tensor.shape", "", "add: " + shape(a.rows(), a.cols()) + " plus " + shape(b.rows(), b.cols()));
+  Tensor<T> y = a.value();
+  const Tensor<T>& bv = b.value();
+  for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] += bv.data()[i];
+  Var<T> out = Var<T>::result(std::move(y), a.requires_grad() || b.requires_grad());
+  if (out.requires_grad())
+    tape.record([a, b, out] {
+      const Tensor<T>& gy = out.grad();
+      for (const Var<T>* v : {&a, &b}) {
+        if (!v->requires_grad()) continue;
+        Tensor<T>& g = v->grad();
+        for (std::size_t i = 0; i < g.size(); ++i) g.data()[i] += gy.data()[i];
+      }
+    });
+  return out;
+}
+
+template Var<double> mul<double>(Tape&, const Var<double>&, const Var<double>&);
+template Var<float> mul<float>(Tape&, const Var<float>&, const Var<float>&);
+template Var<double> add<double>(Tape&, const Var<double>&, const Var<double>&);
+template Var<float> add<float>(Tape&, const Var<float>&, const Var<float>&);
+
+}  // namespace distspec::tensor

@@ -1,0 +1,113 @@
+#include "distspec/tensor/ops_radial.h"
+
+#include <cmath>
+#include <string>
+
+namespace distspec::tensor {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+void expect_column(const char* op, std::size_t cols) {
+  if (cols != 1) throw Error("tensor.shape", "", std::string(op) + ": r must have one column, got " + std::to_string(cols));
+}
+
+// phi_k(r) and dphi_k/dr in fp64 (the basis is cheap next to the layers it feeds, and fp64
+// keeps fp32 models from losing the small differences between neighbouring centres).
+void basis_values(const RadialBasis& b, double r, int k, double& phi, double& dphi) {
+  if (b.kind == RadialBasis::Kind::gaussian) {
+    const double mu = b.size > 1 ? b.start + (b.stop - b.start) * k / (b.size - 1) : b.start;
+    const double inv_w2 = 1.0 / (b.width * b.width);
+    phi = std::exp(-0.5 * (r - mu) * (r - mu) * inv_w2);
+    dphi = -(r - mu) * inv_w2 * phi;
+    return;
+  }
+  const double norm = std::sqrt(2.0 / b.cutoff);
+  const double w = (k + 1) * kPi / b.cutoff;
+  const double s = std::sin(w * r), c = std::cos(w * r);
+  phi = norm * s / r;
+  dphi = norm * (w * c / r - s / (r * r));
+}
+
+void cutoff_values(const CosineCutoff& f, double r, double& value, double& slope) {
+  if (r <= f.inner) {
+    value = 1.0;
+    slope = 0.0;
+  } else if (r >= f.outer) {
+    value = 0.0;
+    slope = 0.0;
+  } else {
+    const double w = kPi / (f.outer - f.inner);
+    value = 0.5 * (std::cos(w * (r - f.inner)) + 1.0);
+    slope = -0.5 * w * std::sin(w * (r - f.inner));
+  }
+}
+
+}  // namespace
+
+template <class T>
+Var<T> radial_basis(Tape& tape, const Var<T>& r, const RadialBasis& basis) {
+  expect_column("radial_basis", r.cols());
+  if (basis.size < 1) throw Error("tensor.shape", "", "radial_basis: size must be at least 1");
+  const std::size_t n = r.rows(), k_max = static_cast<std::size_t>(basis.size);
+  Tensor<T> phi(n, k_max);
+  const Tensor<T>& rv = r.value();
+  double value = 0.0, slope = 0.0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < k_max; ++k) {
+      basis_values(basis, rv(i, 0), static_cast<int>(k), value, slope);
+      phi(i, k) = static_cast<T>(value);
+    }
+  Var<T> out = Var<T>::result(std::move(phi), r.requires_grad());
+  if (out.requires_grad())
+    tape.record([r, out, basis, n, k_max] {
+      Tensor<T>& gr = r.grad();
+      const Tensor<T>& gy = out.grad();
+      const Tensor<T>& rv = r.value();
+      double value = 0.0, slope = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        double g = 0.0;
+        for (std::size_t k = 0; k < k_max; ++k) {
+          basis_values(basis, rv(i, 0), static_cast<int>(k), value, slope);
+          g += gy(i, k) * slope;
+        }
+        gr(i, 0) += static_cast<T>(g);
+      }
+    });
+  return out;
+}
+
+template <class T>
+Var<T> cosine_cutoff(Tape& tape, const Var<T>& r, const CosineCutoff& cutoff) {
+  expect_column("cosine_cutoff", r.cols());
+  if (!(cutoff.outer > cutoff.inner))
+    throw Error("tensor.shape", "", "cosine_cutoff: outer radius must exceed the inner radius");
+  const std::size_t n = r.rows();
+  Tensor<T> f(n, 1);
+  const Tensor<T>& rv = r.value();
+  double value = 0.0, slope = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    cutoff_values(cutoff, rv(i, 0), value, slope);
+    f(i, 0) = static_cast<T>(value);
+  }
+  Var<T> out = Var<T>::result(std::move(f), r.requires_grad());
+  if (out.requires_grad())
+    tape.record([r, out, cutoff, n] {
+      Tensor<T>& gr = r.grad();
+      const Tensor<T>& gy = out.grad();
+      const Tensor<T>& rv = r.value();
+      double value = 0.0, slope = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        cutoff_values(cutoff, rv(i, 0), value, slope);
+        gr(i, 0) += static_cast<T>(gy(i, 0) * slope);
+      }
+    });
+  return out;
+}
+
+template Var<double> radial_basis<double>(Tape&, const Var<double>&, const RadialBasis&);
+template Var<float> radial_basis<float>(Tape&, const Var<float>&, const RadialBasis&);
+template Var<double> cosine_cutoff<double>(Tape&, const Var<double>&, const CosineCutoff&);
+template Var<float> cosine_cutoff<float>(Tape&, const Var<float>&, const CosineCutoff&);
+
+}  // namespace distspec::tensor

@@ -1,0 +1,51 @@
+// An owning row-block tensor: `rows` rows of `cols` contiguous values, row-major. Node data is
+// laid out [owned | halo] rows, edge data one row per edge, so "row" is the only index a
+// kernel or a halo exchange needs; a view of it (Rows<T>) is what halo exchanges take.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "distspec/error.h"
+#include "distspec/halo/rows.h"
+
+namespace distspec::tensor {
+
+template <class T>
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(std::size_t rows, std::size_t cols) : rows_(rows), cols_(cols), data_(rows * cols, T(0)) {}
+  // Takes `values` (row-major, rows * cols of them).
+  Tensor(std::size_t rows, std::size_t cols, std::vector<T> values)
+      : rows_(rows), cols_(cols), data_(std::move(values)) {
+    if (data_.size() != rows * cols)
+      throw Error("tensor.shape", "", "a " + std::to_string(rows) + " x " + std::to_string(cols) + " tensor needs " +
+                                          std::to_string(rows * cols) + " values, got " + std::to_string(data_.size()));
+  }
+
+  std::size_t rows() const { return rows_; }
+  std::size_t cols() const { return cols_; }
+  std::size_t size() const { return data_.size(); }
+  bool empty() const { return data_.empty(); }
+
+  T* data() { return data_.data(); }
+  const T* data() const { return data_.data(); }
+  T* row(std::size_t i) { return data_.data() + i * cols_; }
+  const T* row(std::size_t i) const { return data_.data() + i * cols_; }
+  T& operator()(std::size_t i, std::size_t c) { return data_[i * cols_ + c]; }
+  T operator()(std::size_t i, std::size_t c) const { return data_[i * cols_ + c]; }
+
+  void fill(T value) { std::fill(data_.begin(), data_.end(), value); }
+  Rows<T> view() { return Rows<T>{data_.data(), rows_, static_cast<int>(cols_)}; }
+
+ private:
+  std::size_t rows_ = 0;
+  std::size_t cols_ = 0;
+  std::vector<T> data_;
+};
+
+}  // namespace distspec::tensor

@@ -1,0 +1,55 @@
+// Embedded-atom method, as LAMMPS `pair_style eam` (funcfl files) and `eam/alloy` (setfl):
+//   E = sum_i F_a(rho_i) + 1/2 sum_i sum_{j != i} phi_ab(r_ij),   rho_i = sum_{j != i} rho_b(r_ij),
+// from the same tables pair_eam.cpp builds (eam_tables.h). The model runs in three ops through
+// the dispatcher, so that which halo exchanges happen between them is the spec's policy, not
+// model code (pair_eam.cpp: reverse comm of rho, forward comm of F'):
+//   density  -> dispatch.after_scatter(rho)    [halo: reverse + forward]
+//   embedding                                  F(rho_i), F'(rho_i) of owned rows
+//   dispatch.before_gather(fp) -> forces       [halo: forward, halo rows get their owners' F']
+//
+// Parameters: {"file_format": "funcfl" | "setfl"} with "parameters_file" naming the LAMMPS
+// file; a funcfl model of several elements instead lists one file per element,
+// "files": {"Cu": "Cu_u3.eam", "Ni": "Ni_u3.eam"}, mixed as pair_eam.cpp mixes several funcfl
+// files. Units must be metal. The model cutoff must be the file's (funcfl: the longest).
+//
+// Ops (device cpu; the state is a const eam::Tables*):
+//   distspec_eam::density
+//     args: the five edge-list arguments (models/edge_kernel.h)
+//     outs: 0 rho (n_rows, f64), added into: rho_i += rho_b(r_ij) for each edge j -> i
+//   distspec_eam::embedding
+//     args: 0 rho (n, f64), 1 species (n, i32)          n: the rows to embed (the host passes
+//     outs: 0 fp (n, f64), written: F'(rho_i)              its owned rows)
+//           1 energy rows (n, f64), added into: F(rho_i)
+//   distspec_eam::forces
+//     args: the five edge-list arguments, then 5 fp (n_rows, f64; halo rows hold their owners' F')
+//     outs: 0 energy rows (n_rows), 1 forces (n_rows x 3), 2 virial (6), 3 per-row virial
+//           (n_rows x 6), all f64 and added into; 2 and 3 may be empty tensors (skipped).
+//           Per edge j -> i: 1/2 phi(r) energy, the pair force from F'_i rho_b'(r) +
+//           F'_j rho_a'(r) + phi'(r), and 1/2 del (x) f on the receiver i only, so owned rows are
+//           exact and halo rows stay zero.
+#pragma once
+
+#include <memory>
+
+#include "distspec/ops/op_registry.h"
+#include "models/eam/eam_tables.h"
+#include "models/model.h"
+
+namespace distspec::models {
+struct ModelFile;
+}
+
+namespace distspec::models::eam {
+
+inline constexpr char kDensityOp[] = "distspec_eam::density";
+inline constexpr char kEmbeddingOp[] = "distspec_eam::embedding";
+inline constexpr char kForcesOp[] = "distspec_eam::forces";
+
+// Reads the LAMMPS file(s) the model file names and builds the tables (errors point into the
+// model file, or name the potential file and its line).
+Tables load_tables(const ModelFile& file);
+
+void register_ops(OpRegistry& registry);
+std::unique_ptr<Model> make_model(const ModelFile& file);
+
+}  // namespace distspec::models::eam

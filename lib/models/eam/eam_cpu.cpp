@@ -1,0 +1,82 @@
+// EAM kernels on the CPU: the three stages of pair_eam.cpp compute() over a full edge list.
+#include <cmath>
+
+#include "distspec/error.h"
+#include "models/edge_kernel.h"
+#include "models/eam/eam.h"
+#include "models/model_error.h"
+
+namespace distspec::models::eam {
+namespace {
+
+// rho_i += rho_b(r_ij) for every edge j -> i within the cutoff.
+void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const auto& t = *static_cast<const Tables*>(state);
+  expect_count(kDensityOp, "arguments", args.size(), kEdgeArgCount);
+  expect_count(kDensityOp, "outputs", outs.size(), 1);
+  const EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species);
+  double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], edges.n_rows, 1);
+  const double cutsq = t.cutoff * t.cutoff;
+  edges.for_each_edge([&](int i, int j, const double*, double rsq) {
+    if (rsq >= cutsq) return;
+    rho[i] += spline_value(t.rhor[static_cast<std::size_t>(edges.species[j])], t.r_knot(std::sqrt(rsq)));
+  });
+}
+
+// fp_i = F'_a(rho_i); energy_i += F_a(rho_i). Atoms of no species (< 0) embed nothing.
+void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const auto& t = *static_cast<const Tables*>(state);
+  expect_count(kEmbeddingOp, "arguments", args.size(), 2);
+  expect_count(kEmbeddingOp, "outputs", outs.size(), 2);
+  const std::size_t n = args[0].rows;
+  const double* rho = expect_f64(kEmbeddingOp, "rho", 0, args[0], n, 1);
+  const int* species = expect_i32(kEmbeddingOp, "species", 1, args[1], n);
+  double* fp = expect_f64(kEmbeddingOp, "fp", 0, outs[0], n, 1);
+  double* energy = expect_f64(kEmbeddingOp, "energy rows", 1, outs[1], n, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    fp[i] = 0.0;
+    if (species[i] < 0) continue;
+    if (species[i] >= t.n_species)
+      throw Error(model_error_id::op_args, "", std::string("op '") + kEmbeddingOp + "': species " +
+                      std::to_string(species[i]) + " of row " + std::to_string(i) + " is not one of the model's " +
+                      std::to_string(t.n_species) + " elements");
+    energy[i] += t.embedding(species[i], rho[i], &fp[i]);
+  }
+}
+
+// Pair forces: psi'(r) = F'_i rho_b'(r) + F'_j rho_a'(r) + phi'(r), phi = z2r / r.
+void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const auto& t = *static_cast<const Tables*>(state);
+  expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
+  const EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species);
+  const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
+  const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, true);
+  const double cutsq = t.cutoff * t.cutoff;
+  edges.for_each_edge([&](int i, int j, const double del[3], double rsq) {
+    if (rsq >= cutsq) return;
+    const int a = edges.species[i], b = edges.species[j];
+    const double r = std::sqrt(rsq);
+    const Knot k = t.r_knot(r);
+    // rhoip: derivative of the density i gives j; rhojp: of the density j gives i.
+    const double rhoip = spline_slope(t.rhor[static_cast<std::size_t>(a)], k);
+    const double rhojp = spline_slope(t.rhor[static_cast<std::size_t>(b)], k);
+    const Spline& z2r = t.z2r[Tables::pair_index(a, b)];
+    const double z2p = spline_slope(z2r, k);
+    const double z2 = spline_value(z2r, k);
+    const double recip = 1.0 / r;
+    const double phi = z2 * recip;
+    const double phip = z2p * recip - phi * recip;
+    const double psip = fp[i] * rhojp + fp[j] * rhoip + phip;
+    o.tally(i, 0.5 * phi, -psip * recip, del);
+  });
+}
+
+}  // namespace
+
+void register_ops(OpRegistry& registry) {
+  registry.add(kDensityOp, Device::cpu, density);
+  registry.add(kEmbeddingOp, Device::cpu, embedding);
+  registry.add(kForcesOp, Device::cpu, forces);
+}
+
+}  // namespace distspec::models::eam

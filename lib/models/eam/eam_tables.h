@@ -1,0 +1,129 @@
+// EAM tables: readers for LAMMPS' DYNAMO potential files (funcfl *.eam, setfl *.eam.alloy) and
+// the interpolation tables pair_eam.cpp builds from them (file2array, array2spline) and reads
+// in compute(). Every step mirrors pair_eam.cpp / pair_eam_alloy.cpp of LAMMPS 29 Sep 2021, so
+// energies and forces agree with `pair_style eam` and `eam/alloy` to rounding.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace distspec::models::eam {
+
+// One element's DYNAMO funcfl file. Tables hold the file's values in order: frho[k] = F(k drho),
+// zr[k] = Z(k dr) (effective charge, sqrt(Hartree Bohr)), rhor[k] = rho(k dr).
+struct Funcfl {
+  std::string header;  // the first line (DATE, UNITS, CITATION, comment)
+  std::string units;   // the word after "UNITS:" in the header, or empty
+  int atomic_number = 0;
+  double mass = 0.0;
+  int nrho = 0;
+  double drho = 0.0;
+  int nr = 0;
+  double dr = 0.0;
+  double cut = 0.0;
+  std::vector<double> frho, zr, rhor;
+};
+
+// A DYNAMO setfl file: several elements on one grid. z2r holds r phi(r) for element pairs
+// i >= j at index i (i + 1) / 2 + j (Tables::pair_index), the order the file lists them in.
+struct Setfl {
+  std::string header;
+  std::string units;
+  std::vector<std::string> elements;
+  std::vector<int> atomic_numbers;
+  std::vector<double> masses;
+  int nrho = 0;
+  double drho = 0.0;
+  int nr = 0;
+  double dr = 0.0;
+  double cut = 0.0;
+  std::vector<std::vector<double>> frho, rhor, z2r;
+};
+
+// Parse file text as LAMMPS' PotentialFileReader does (values may wrap across lines, '#'
+// starts a comment, extra values on a table's last line are ignored). `file` names the file in
+// errors (distspec::Error, id model.table, message with the line number).
+Funcfl parse_funcfl(std::string_view text, const std::string& file);
+Setfl parse_setfl(std::string_view text, const std::string& file);
+
+// pair_eam.cpp interpolate(): per grid interval m, 7 cubic coefficients, [0..2] of the
+// derivative and [3..6] of the value. Rows are 1-based as in LAMMPS (row 0 unused) so the
+// evaluation code below reads like pair_eam.cpp's compute().
+using Spline = std::vector<std::array<double, 7>>;
+Spline interpolate(const std::vector<double>& values, double delta);
+
+// Where r (or rho) falls on a grid: interval m (1-based) and the fraction p within it.
+struct Knot {
+  int m = 1;
+  double p = 0.0;
+};
+
+inline double spline_value(const Spline& s, Knot k) {
+  const auto& c = s[static_cast<std::size_t>(k.m)];
+  return ((c[3] * k.p + c[4]) * k.p + c[5]) * k.p + c[6];
+}
+
+// Derivative with respect to r (or rho): the coefficients carry the 1/delta.
+inline double spline_slope(const Spline& s, Knot k) {
+  const auto& c = s[static_cast<std::size_t>(k.m)];
+  return (c[0] * k.p + c[1]) * k.p + c[2];
+}
+
+// The tables pair_eam.cpp's compute() reads, indexed by the model's species (elements order).
+struct Tables {
+  int n_species = 0;
+  int nrho = 0;
+  int nr = 0;
+  double drho = 0.0;
+  double dr = 0.0;
+  double rdrho = 0.0;  // 1 / drho: LAMMPS multiplies, and so must we to round alike
+  double rdr = 0.0;    // 1 / dr
+  double rhomax = 0.0;
+  double cutoff = 0.0;
+  std::vector<Spline> frho;  // F of species a
+  std::vector<Spline> rhor;  // density an atom of species a contributes at distance r
+  std::vector<Spline> z2r;   // r phi(r) of the pair (a, b), at pair_index(a, b)
+
+  // Lower-triangular pair order of pair_eam.cpp's type2z2r: (a, b) and (b, a) share a table.
+  static std::size_t pair_index(int a, int b) {
+    const auto i = static_cast<std::size_t>(std::max(a, b));
+    return i * (i + 1) / 2 + static_cast<std::size_t>(std::min(a, b));
+  }
+
+  // pair_eam.cpp compute(): p = r rdr + 1, m = min(int(p), nr - 1), p = min(p - m, 1).
+  // Only the cast's argument is clamped: LAMMPS casts unclamped, which overflows for absurd r.
+  Knot r_knot(double r) const {
+    double p = r * rdr + 1.0;
+    const int m = std::min(static_cast<int>(std::clamp(p, 0.0, static_cast<double>(nr))), nr - 1);
+    p -= m;
+    return {m, std::min(p, 1.0)};
+  }
+
+  // F(rho) of species a, and F'(rho) in *fp. Beyond rhomax the table would be exceeded, so F
+  // continues linearly with the slope at rhomax to conserve energy (pair_eam.cpp compute()).
+  double embedding(int a, double rho, double* fp) const {
+    double p = rho * rdrho + 1.0;
+    const int m = std::max(1, std::min(static_cast<int>(std::clamp(p, 0.0, static_cast<double>(nrho))), nrho - 1));
+    p -= m;
+    const Knot k{m, std::min(p, 1.0)};
+    const Spline& s = frho[static_cast<std::size_t>(a)];
+    *fp = spline_slope(s, k);
+    double f = spline_value(s, k);
+    if (rho > rhomax) f += *fp * (rho - rhomax);
+    return f;
+  }
+};
+
+// pair_eam.cpp file2array() for funcfl files, species k from files[k]: every file's F, rho and
+// Z resampled onto one grid (the coarsest spacings, the longest ranges) by 4-point Lagrange
+// interpolation, and r phi = 27.2 * 0.529 * Z_a Z_b (Hartree -> eV, Bohr -> Angstrom).
+Tables tables_from_funcfl(const std::vector<Funcfl>& files);
+
+// pair_eam_alloy.cpp file2array(): the file's tables as they are, picked for the model's
+// elements (each must be in the file: distspec::Error naming both lists otherwise).
+Tables tables_from_setfl(const Setfl& file, const std::vector<std::string>& elements, const std::string& path);
+
+}  // namespace distspec::models::eam

@@ -1,0 +1,25 @@
+// From a model file to a running model, and the registration of every kernel this library
+// provides. Registration is explicit: static registrars would be dropped by the linker from a
+// static archive whose objects nothing else references.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distspec/ops/op_registry.h"
+#include "models/model.h"
+#include "models/model_file.h"
+
+namespace distspec::models {
+
+// The architectures make_model knows ("lj", "eam", "mpnn").
+const std::vector<std::string>& architecture_names();
+
+// Builds the model the file describes; parameter errors point into the file.
+std::unique_ptr<Model> make_model(const ModelFile& file);
+
+// Adds every kernel of every model to `registry`. Idempotent.
+void register_builtin_ops(OpRegistry& registry = OpRegistry::global());
+
+}  // namespace distspec::models

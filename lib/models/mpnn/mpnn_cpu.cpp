@@ -1,0 +1,232 @@
+// The message-passing network on the CPU: one forward pass on the tape, one reverse pass for
+// forces and virial. fp64 and fp32 share this code; coordinates, forces, energy and virial are
+// fp64 in both (see lib/distspec/tensor/ops_geometry.h and ops_rows.h).
+#include <cmath>
+
+#include "distspec/tensor/ops_activation.h"
+#include "distspec/tensor/ops_dense.h"
+#include "distspec/tensor/ops_elementwise.h"
+#include "distspec/tensor/ops_geometry.h"
+#include "distspec/tensor/ops_halo.h"
+#include "distspec/tensor/ops_rows.h"
+#include "models/mpnn/mpnn.h"
+
+namespace distspec::models::mpnn {
+namespace {
+
+using namespace distspec::tensor;
+
+template <class T>
+Tensor<T> cast(const Tensor<double>& t) {
+  Tensor<T> out(t.rows(), t.cols());
+  for (std::size_t i = 0; i < t.size(); ++i) out.data()[i] = static_cast<T>(t.data()[i]);
+  return out;
+}
+
+template <class T>
+Dense<T> cast(const Dense<double>& d) {
+  return {cast<T>(d.weight), cast<T>(d.bias)};
+}
+
+template <class T>
+std::vector<Dense<T>> cast(const std::vector<Dense<double>>& mlp) {
+  std::vector<Dense<T>> out;
+  for (const Dense<double>& d : mlp) out.push_back(cast<T>(d));
+  return out;
+}
+
+template <class T>
+Weights<T> cast(const Weights<double>& w) {
+  Weights<T> out;
+  out.embedding = cast<T>(w.embedding);
+  for (const Interaction<double>& layer : w.layers) out.layers.push_back({cast<T>(layer.filter), cast<T>(layer.update)});
+  out.readout = cast<T>(w.readout);
+  return out;
+}
+
+// The Morse baseline of each edge, halved because the full edge list holds every pair twice:
+//   out[e] = 1/2 D (exp(-2 alpha (r - r0)) - 2 exp(-alpha (r - r0)))   for the edge's species pair.
+// The pair table and the per-edge pair index are borrowed, like every constant of a tape op.
+template <class T>
+Var<T> half_morse(Tape& tape, const Var<T>& r, const std::vector<Morse>& table, Span<const int> pair) {
+  const std::size_t n = r.rows();
+  Tensor<T> out(n, 1);
+  for (std::size_t e = 0; e < n; ++e) {
+    const Morse& m = table[pair[e]];
+    const double x = std::exp(-m.alpha * (r.value()(e, 0) - m.r0));
+    out(e, 0) = static_cast<T>(0.5 * m.D * (x * x - 2.0 * x));
+  }
+  Var<T> y = Var<T>::result(std::move(out), r.requires_grad());
+  if (y.requires_grad())
+    tape.record([r, y, &table, pair, n] {
+      for (std::size_t e = 0; e < n; ++e) {
+        const Morse& m = table[pair[e]];
+        const double x = std::exp(-m.alpha * (r.value()(e, 0) - m.r0));
+        r.grad()(e, 0) += static_cast<T>(y.grad()(e, 0) * m.D * m.alpha * (x - x * x));
+      }
+    });
+  return y;
+}
+
+// The edges the model acts on, in CSR by receiver: the host's edges whose two rows are this
+// model's species and lie within the cutoff. Edges beyond the cutoff contribute nothing, with
+// zero slope (every edge term carries a C1 cosine cutoff), so dropping them is exact.
+struct Edges {
+  std::vector<int> receivers;  // rows that receive messages
+  std::vector<int> offsets;    // receivers.size() + 1
+  std::vector<int> receiver;   // per edge: its receiver's row
+  std::vector<int> sender;     // per edge
+  std::vector<int> pair;       // per edge: species pair index a * n_species + b
+  std::vector<int> readout;    // owned rows of this model's species: the rows whose energy counts
+
+  void build(const AtomGraph& g, int n_species, double cutoff);
+};
+
+void Edges::build(const AtomGraph& g, int n_species, double cutoff) {
+  for (auto* v : {&receivers, &offsets, &receiver, &sender, &pair, &readout}) v->clear();
+  offsets.push_back(0);
+  const double cutsq = cutoff * cutoff;
+  for (std::size_t r = 0; r < g.n_receivers; ++r) {
+    const int i = g.receivers[r];
+    if (g.species[i] < 0) continue;
+    const double* xi = g.positions + 3 * static_cast<std::size_t>(i);
+    for (int k = g.offsets[r]; k < g.offsets[r + 1]; ++k) {
+      const int j = g.senders[k];
+      if (g.species[j] < 0) continue;
+      const double* xj = g.positions + 3 * static_cast<std::size_t>(j);
+      const double d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
+      if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] >= cutsq) continue;
+      receiver.push_back(i);
+      sender.push_back(j);
+      pair.push_back(g.species[i] * n_species + g.species[j]);
+    }
+    receivers.push_back(i);
+    offsets.push_back(static_cast<int>(sender.size()));
+  }
+  for (std::size_t i = 0; i < g.n_owned; ++i)
+    if (g.species[i] >= 0) readout.push_back(static_cast<int>(i));
+}
+
+template <class T>
+class Network final : public Model {
+ public:
+  Network(ModelInfo info, const Params& params)
+      : info_(std::move(info)), params_(params), weights_(cast<T>(params.weights)) {}
+
+  const ModelInfo& info() const override { return info_; }
+  void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request, ModelOutputs& out) override;
+
+ private:
+  Var<T> activation(Tape& tape, const Var<T>& x) const {
+    return params_.activation == Activation::silu ? silu(tape, x) : shifted_softplus(tape, x);
+  }
+  Var<T> mlp(Tape& tape, const Var<T>& x, const std::vector<Dense<T>>& layers) const {
+    const Var<T> hidden = activation(tape, linear(tape, x, layers[0].weight, layers[0].bias));
+    return linear(tape, hidden, layers[1].weight, layers[1].bias);
+  }
+  // h0: the embedding of every row's species. Species are promoted to halo rows, so this block
+  // is valid on halo rows without an exchange (RowKind::replicated).
+  Tensor<T> embed(const AtomGraph& graph) const;
+  void write_outputs(const AtomGraph& graph, const Var<double>& x, const Var<T>& edge_vec, const Var<T>& row_energy,
+                     double energy, const OutputRequest& request, ModelOutputs& out) const;
+
+  ModelInfo info_;
+  Params params_;
+  Weights<T> weights_;
+  Edges edges_;  // per step; kept so its buffers reallocate only when they grow
+};
+
+template <class T>
+Tensor<T> Network<T>::embed(const AtomGraph& graph) const {
+  const std::size_t f = static_cast<std::size_t>(params_.features);
+  Tensor<T> h(graph.n_rows(), f);
+  for (std::size_t i = 0; i < graph.n_rows(); ++i)
+    if (graph.species[i] >= 0) std::copy_n(weights_.embedding.row(graph.species[i]), f, h.row(i));
+  return h;
+}
+
+template <class T>
+void Network<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
+                         ModelOutputs& out) {
+  const std::size_t n = graph.n_rows();
+  out.reset(n, request);
+  edges_.build(graph, params_.n_species, params_.cutoff);
+  const Edges& e = edges_;
+  Tape tape;
+
+  // Edge geometry: r_e = x_receiver - x_sender; halo coordinates are kept current by the host.
+  const Var<double> x = Var<double>::variable(Tensor<double>(n, 3, std::vector<double>(graph.positions, graph.positions + 3 * n)));
+  const Var<T> edge_vec = edge_vectors<T>(tape, x, e.receiver, e.sender);
+  const Var<T> r = lengths(tape, edge_vec);
+  const Var<T> fc = cosine_cutoff(tape, r, CosineCutoff{0.0, params_.cutoff});
+  const Var<T> rbf = radial_basis(tape, r, params_.basis);
+
+  Var<T> h = Var<T>::constant(embed(graph));
+  for (int l = 0; l < params_.n_layers(); ++l) {
+    const Interaction<T>& layer = weights_.layers[l];
+    // h_l of each sender; from layer 2 on the policy refreshes the halo rows first (forward
+    // exchange), and the adjoint returns their gradients to the owners (reverse exchange).
+    const Var<T> h_sender = halo_gather_rows(tape, dispatch, h, e.sender, l == 0 ? RowKind::replicated : RowKind::features);
+    const Var<T> filter = mul(tape, linear(tape, rbf, layer.filter.weight, layer.filter.bias), fc);
+    // Sum of messages per receiver. Every edge of a receiver is on this rank (owned receivers
+    // per layer, or every row in the expanded strategy), so the sum is complete where it is
+    // taken: no after_scatter (halo correction) exchange is needed, and none is made.
+    const Var<T> aggregate = segment_sum(tape, mul(tape, h_sender, filter), e.offsets);
+    // Residual update on the receiver rows; halo rows keep stale values until the next refresh.
+    h = scatter_add(tape, h, mlp(tape, aggregate, layer.update), e.receivers);
+  }
+
+  // Per-row energy of owned rows: network readout plus half the baseline of each edge.
+  const Var<T> readout = mlp(tape, gather_rows(tape, h, e.readout), weights_.readout);
+  const Var<T> pair_energy = mul(tape, half_morse(tape, r, params_.morse, e.pair), cosine_cutoff(tape, r, params_.baseline_switch));
+  const Var<T> pair_rows = scatter_add(tape, Var<T>::constant(Tensor<T>(n, 1)), pair_energy, e.receiver);
+  const Var<T> row_energy = add(tape, readout, gather_rows(tape, pair_rows, e.readout));
+  const Var<double> energy = sum_rows(tape, row_energy);
+
+  energy.grad()(0, 0) = 1.0;
+  tape.backward();
+
+  double reference = 0.0;
+  for (int i : e.readout) reference += params_.reference_energy[graph.species[i]];
+  write_outputs(graph, x, edge_vec, row_energy, energy.value()(0, 0) + reference, request, out);
+}
+
+template <class T>
+void Network<T>::write_outputs(const AtomGraph& graph, const Var<double>& x, const Var<T>& edge_vec,
+                               const Var<T>& row_energy, double energy, const OutputRequest& request,
+                               ModelOutputs& out) const {
+  out.energy = energy;
+  const Tensor<double>& dx = x.grad();
+  for (std::size_t k = 0; k < out.forces.size(); ++k) out.forces[k] = -dx.data()[k];
+  if (request.energy_rows)
+    for (std::size_t k = 0; k < edges_.readout.size(); ++k) {
+      const int i = edges_.readout[k];
+      out.energy_rows[i] = row_energy.value()(k, 0) + params_.reference_energy[graph.species[i]];
+    }
+  if (!request.virial && !request.virial_rows) return;
+  // W = -sum_e r_e (x) dE/dr_e (= sum_i x_i (x) f_i over every row), accumulated in fp64; each
+  // edge's share goes half to each of its two rows.
+  constexpr int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  const Tensor<T>& v = edge_vec.value();
+  const Tensor<T>& g = edge_vec.grad();
+  for (std::size_t k = 0; k < v.rows(); ++k) {
+    double w[6];
+    for (int c = 0; c < 6; ++c) w[c] = -double(v(k, ab[c][0])) * double(g(k, ab[c][1]));
+    if (request.virial)
+      for (int c = 0; c < 6; ++c) out.virial[c] += w[c];
+    if (request.virial_rows)
+      for (const int row : {edges_.receiver[k], edges_.sender[k]})
+        for (int c = 0; c < 6; ++c) out.virial_rows[6 * static_cast<std::size_t>(row) + c] += 0.5 * w[c];
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Model> make_model(ModelInfo info, const Params& params) {
+  info.message_passing_layers = params.n_layers();
+  info.comm_width = params.features;  // h_l, one row per atom, is the only block exchanged
+  if (params.precision == Precision::fp32) return std::make_unique<Network<float>>(std::move(info), params);
+  return std::make_unique<Network<double>>(std::move(info), params);
+}
+
+}  // namespace distspec::models::mpnn

@@ -1,0 +1,75 @@
+// Shared by the model tests: running a model on a PeriodicGraph under a spec, and the
+// finite-difference references its forces and virial are checked against.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "distspec/dispatch/dispatcher.h"
+#include "distspec/spec/spec_json.h"
+#include "models/model.h"
+#include "models/model_factory.h"
+#include "periodic_graph.h"
+
+namespace distspec::test {
+
+inline std::string potentials(const std::string& name) { return std::string(DISTSPEC_POTENTIALS_DIR) + "/" + name; }
+
+struct ModelRun {
+  models::ModelOutputs out;
+  ExchangeStats stats;
+};
+
+// One compute on one rank, the halo being the graph's periodic images.
+inline ModelRun run_model(models::Model& model, const PeriodicGraph& g, const DistributionSpec& spec,
+                     const models::OutputRequest& request = {true, true, true}) {
+  models::register_builtin_ops();
+  Dispatcher dispatch(spec, Device::cpu, model.info().ops, 1);
+  IndexedHaloExchange halo = g.halo_exchange();
+  dispatch.attach(halo);
+  ModelRun run;
+  model.compute(g.graph(), dispatch, request, run.out);
+  run.stats = dispatch.stats();
+  return run;
+}
+
+inline double energy_of(models::Model& model, const PeriodicGraph& g, const DistributionSpec& spec) {
+  return run_model(model, g, spec, {}).out.energy;
+}
+
+// -dE/dx of owned atom i, component k, by central differences (the atom and all its images move).
+inline double fd_force(models::Model& model, PeriodicGraph g, const DistributionSpec& spec, std::size_t i, int k,
+                       double h) {
+  Vec3 d{};
+  d[k] = h;
+  g.displace(i, d);
+  const double plus = energy_of(model, g, spec);
+  d[k] = -2.0 * h;
+  g.displace(i, d);
+  const double minus = energy_of(model, g, spec);
+  return -(plus - minus) / (2.0 * h);
+}
+
+// Virial W_ab = sum_i x_ia f_ib = -dE/d eps_ab under x -> (I + eps) x, in LAMMPS' order
+// xx yy zz xy xz yz.
+inline std::array<double, 6> fd_virial(models::Model& model, const PeriodicGraph& g, const DistributionSpec& spec,
+                                       double h) {
+  constexpr int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  std::array<double, 6> w{};
+  for (int c = 0; c < 6; ++c) {
+    double e[2];
+    for (int s = 0; s < 2; ++s) {
+      PeriodicGraph strained = g;
+      Mat3 eps{};
+      eps[ab[c][0]][ab[c][1]] = s == 0 ? h : -h;
+      strained.deform(eps);
+      e[s] = energy_of(model, strained, spec);
+    }
+    w[c] = -(e[0] - e[1]) / (2.0 * h);
+  }
+  return w;
+}
+
+}  // namespace distspec::test

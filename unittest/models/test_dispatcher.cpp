@@ -1,0 +1,193 @@
+// The dispatcher: which halo exchanges each policy asks for, the order of an op adapter's
+// transforms around its kernel, and what a spatial decomposition must refuse, with the
+// pointer of the offending spec value.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "distspec/dispatch/dispatcher.h"
+#include "distspec/error.h"
+#include "distspec/halo/indexed_halo_exchange.h"
+
+namespace distspec {
+namespace {
+
+// An IndexedHaloExchange that logs each collective; its all-reduce sums `ranks` identical
+// copies of the data, as that many ranks holding the same partial would.
+class RecordingHalo final : public HaloExchange {
+ public:
+  RecordingHalo(std::size_t n_owned, std::vector<std::size_t> halo_owner, int ranks = 2)
+      : inner_(n_owned, std::move(halo_owner)), ranks_(ranks) {}
+
+  std::size_t n_owned() const override { return inner_.n_owned(); }
+  std::size_t n_halo() const override { return inner_.n_halo(); }
+  int n_ranks() const override { return ranks_; }
+  void forward(Rows<double> r) override { log.push_back("forward"), inner_.forward(r); }
+  void forward(Rows<float> r) override { log.push_back("forward"), inner_.forward(r); }
+  void reverse(Rows<double> r) override { log.push_back("reverse"), inner_.reverse(r); }
+  void reverse(Rows<float> r) override { log.push_back("reverse"), inner_.reverse(r); }
+  void all_reduce_sum(double* v, std::size_t n) override {
+    log.push_back("all_reduce");
+    for (std::size_t i = 0; i < n; ++i) v[i] *= ranks_;
+  }
+
+  std::vector<std::string> log;
+
+ private:
+  IndexedHaloExchange inner_;
+  int ranks_;
+};
+
+// Two owned rows, three halo rows (images of 0, 1, 0).
+RecordingHalo small_halo() { return RecordingHalo(2, {0, 1, 0}); }
+
+DistributionSpec spec_of(const std::string& kind, std::vector<OpAdapter> ops = {}) {
+  DistributionSpec s;
+  s.policy = StoragePolicy(kind);
+  s.custom_ops = std::move(ops);
+  return s;
+}
+
+using Log = std::vector<std::string>;
+
+TEST(Dispatcher, HaloScatterIsReverseThenForward) {
+  RecordingHalo halo = small_halo();
+  Dispatcher d(spec_of("halo"), Device::cpu, {}, 2, HaloStrategy::per_layer, OpRegistry{});
+  d.attach(halo);
+  std::vector<double> acc{1, 2, 10, 20, 30};
+  d.after_scatter(Rows<double>{acc.data(), acc.size(), 1});
+  EXPECT_EQ(halo.log, (Log{"reverse", "forward"}));
+  EXPECT_EQ(acc, (std::vector<double>{41, 22, 41, 22, 41}));
+  EXPECT_EQ(d.stats().reverse, 1u);
+  EXPECT_EQ(d.stats().forward, 1u);
+}
+
+TEST(Dispatcher, HaloReadGatherRefreshesFeaturesNotCoordinates) {
+  RecordingHalo halo = small_halo();
+  Dispatcher d(spec_of("halo"), Device::cpu, {}, 2, HaloStrategy::per_layer, OpRegistry{});
+  d.attach(halo);
+  std::vector<float> x{1, 2, 0, 0, 0};
+  d.before_gather(Rows<float>{x.data(), x.size(), 1}, RowKind::coordinates);
+  EXPECT_TRUE(halo.log.empty());
+  d.before_gather(Rows<float>{x.data(), x.size(), 1});
+  EXPECT_EQ(halo.log, Log{"forward"});
+  EXPECT_EQ(x, (std::vector<float>{1, 2, 1, 2, 1}));
+  d.before_gather_adjoint(Rows<float>{x.data(), x.size(), 1});
+  EXPECT_EQ(halo.log, (Log{"forward", "reverse"}));
+  EXPECT_EQ(x, (std::vector<float>{3, 4, 0, 0, 0}));
+}
+
+TEST(Dispatcher, ExpandedHaloExchangesNoFeatures) {
+  RecordingHalo halo = small_halo();
+  Dispatcher d(spec_of("halo"), Device::cpu, {}, 2, HaloStrategy::expanded, OpRegistry{});
+  d.attach(halo);
+  std::vector<double> acc{1, 2, 10, 20, 30};
+  d.after_scatter(Rows<double>{acc.data(), acc.size(), 1});
+  d.before_gather(Rows<double>{acc.data(), acc.size(), 1});
+  EXPECT_TRUE(halo.log.empty());
+}
+
+TEST(Dispatcher, RefreshHaloWithLocalScatterDoesNoScatterExchange) {
+  RecordingHalo halo = small_halo();
+  Dispatcher d(spec_of("refresh_halo"), Device::cpu, {}, 2, HaloStrategy::per_layer, OpRegistry{});
+  d.attach(halo);
+  EXPECT_FALSE(d.scatter_corrects());
+  std::vector<double> acc{1, 2, 10, 20, 30};
+  d.after_scatter(Rows<double>{acc.data(), acc.size(), 1});
+  EXPECT_TRUE(halo.log.empty());
+  EXPECT_EQ(acc, (std::vector<double>{1, 2, 10, 20, 30}));
+  d.before_gather(Rows<double>{acc.data(), acc.size(), 1});  // gather_mode defaults to halo_read
+  EXPECT_EQ(halo.log, Log{"forward"});
+}
+
+// test::probe sees its arguments after gather_inputs (arg 0) and slice_owned (arg 1), and
+// writes per-row partials (out 0, scatter_outputs) and a per-rank sum (out 1, all_reduce_sum).
+TEST(Dispatcher, OpTransformsRunInTheSpecsOrder) {
+  RecordingHalo halo = small_halo();
+  OpRegistry registry;
+  std::vector<double> seen_arg0;
+  std::size_t seen_arg1_rows = 0;
+  registry.add("test::probe", Device::cpu, [&](Span<const TensorRef> args, Span<const TensorRef> outs, const void*) {
+    halo.log.push_back("kernel");
+    const double* a0 = args[0].as<double>();
+    seen_arg0.assign(a0, a0 + args[0].size());
+    seen_arg1_rows = args[1].rows;
+    double* o0 = outs[0].as<double>();
+    for (std::size_t i = 0; i < outs[0].rows; ++i) o0[i] = 1.0;
+    *outs[1].as<double>() = 5.0;
+  });
+  const OpAdapter probe("test::probe", {{0, ArgTransform::gather_inputs}, {1, ArgTransform::slice_owned}},
+                        {{0, OutputTransform::scatter_outputs}, {1, OutputTransform::all_reduce_sum}});
+  Dispatcher d(spec_of("halo", {probe}), Device::cpu, {}, 2, HaloStrategy::per_layer, registry);
+  d.attach(halo);
+  std::vector<double> features{7, 8, 0, 0, 0}, positions(15, 0.0), per_row(5, 0.0), total(1, 0.0);
+  d.call("test::probe", {TensorRef::of(features.data(), 5), TensorRef::of(positions.data(), 5, 3)},
+         {TensorRef::of(per_row.data(), 5), TensorRef::of(total.data(), 1)}, nullptr);
+  EXPECT_EQ(halo.log, (Log{"forward", "kernel", "reverse", "forward", "all_reduce"}));
+  EXPECT_EQ(seen_arg0, (std::vector<double>{7, 8, 7, 8, 7}));
+  EXPECT_EQ(seen_arg1_rows, 2u);
+  EXPECT_EQ(per_row, (std::vector<double>{3, 2, 3, 2, 3}));  // row 0 has two images, row 1 one
+  EXPECT_EQ(total[0], 10.0);
+}
+
+TEST(Dispatcher, OpsWithoutAdapterPassThrough) {
+  RecordingHalo halo = small_halo();
+  OpRegistry registry;
+  registry.add("test::plain", Device::cpu, [&](Span<const TensorRef>, Span<const TensorRef>, const void* state) {
+    halo.log.push_back(*static_cast<const std::string*>(state));
+  });
+  Dispatcher d(spec_of("halo"), Device::cpu, {"test::plain"}, 2, HaloStrategy::per_layer, registry);
+  d.attach(halo);
+  const std::string state = "kernel";
+  d.call("test::plain", {}, {}, &state);
+  EXPECT_EQ(halo.log, Log{"kernel"});
+}
+
+Error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no distspec::Error thrown";
+  return Error("", "", "");
+}
+
+TEST(Dispatcher, RefusesWhatSpatialDecompositionCannotRun) {
+  for (const char* kind : {"shard", "graph_parallel"}) {
+    const Error e = error_of([&] { Dispatcher(spec_of(kind), Device::cpu, {}, 1, HaloStrategy::per_layer, OpRegistry{}); });
+    EXPECT_EQ(e.pointer(), "/core/policy/kind") << kind;
+    EXPECT_NE(e.message().find(kind), std::string::npos);
+  }
+  const Error local = error_of([] { Dispatcher(spec_of("local"), Device::cpu, {}, 2, HaloStrategy::per_layer, OpRegistry{}); });
+  EXPECT_EQ(local.pointer(), "/core/policy/kind");
+  EXPECT_EQ(local.message(), "policy 'local' runs on a single process, but this run has 2 MPI ranks");
+  EXPECT_NO_THROW(Dispatcher(spec_of("local"), Device::cpu, {}, 1, HaloStrategy::per_layer, OpRegistry{}));
+
+  OpRegistry registry;
+  registry.add("test::op", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  const OpAdapter full("test::op", {{0, ArgTransform::slice_owned}, {1, ArgTransform::gather_inputs_full}});
+  const Error f = error_of([&] { Dispatcher(spec_of("halo", {full}), Device::cpu, {}, 2, HaloStrategy::per_layer, registry); });
+  EXPECT_EQ(f.pointer(), "/core/custom_ops/0/arg_transforms/1/type");
+  const OpAdapter owned("test::op", {}, {{0, OutputTransform::slice_outputs_owned}});
+  const Error o = error_of([&] { Dispatcher(spec_of("halo", {OpAdapter("test::op"), owned}), Device::cpu, {}, 2, HaloStrategy::per_layer, registry); });
+  EXPECT_EQ(o.pointer(), "/core/custom_ops/1/output_transforms/0/type");
+}
+
+TEST(Dispatcher, UnknownOpsNameTheRegisteredOnes) {
+  OpRegistry registry;
+  for (const char* name : {"b::two", "a::one"})
+    registry.add(name, Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  const Error spec_op =
+      error_of([&] { Dispatcher(spec_of("halo", {OpAdapter("nope::op")}), Device::cpu, {}, 2, HaloStrategy::per_layer, registry); });
+  EXPECT_EQ(spec_op.pointer(), "/core/custom_ops/0/op");
+  EXPECT_EQ(spec_op.message(), "no loaded kernel provides op 'nope::op' on cpu");
+  EXPECT_EQ(spec_op.hint(), "registered ops: a::one, b::two");
+  const Error model_op = error_of([&] { Dispatcher(spec_of("halo"), Device::cuda, {"a::one"}, 2, HaloStrategy::per_layer, registry); });
+  EXPECT_EQ(model_op.message(), "the model needs op 'a::one', which no loaded kernel provides on cuda");
+  EXPECT_EQ(model_op.hint(), "registered ops: a::one, b::two");
+}
+
+}  // namespace
+}  // namespace distspec

@@ -1,0 +1,223 @@
+// The model-file reader: the shipped model files, spec sources (file, inline, override), and
+// every malformed value as an error with the model file's name, the JSON pointer and the
+// message pinned.
+#include <gtest/gtest.h>
+
+#include "distspec/error.h"
+#include "distspec/spec/spec_json.h"
+#include "models/model_factory.h"
+#include "models/model_file.h"
+#include "model_test_util.h"
+
+namespace distspec::test {
+namespace {
+
+using models::Json;
+
+// A model file that does not exist on disk, beside the shipped ones so its relative paths work.
+const std::string kPath = potentials("virtual.json");
+
+Json shipped(const std::string& name) { return Json::parse(models::read_file_bytes(potentials(name))); }
+
+models::ModelFile parse(const Json& j, const std::string& spec_override = "") {
+  return models::parse_model_file(j.dump(), kPath, spec_override);
+}
+
+Error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no distspec::Error thrown";
+  return Error("", "", "");
+}
+
+// Parses `j` (and builds its model) and expects the error at `pointer` with `message`.
+void expect_error(const Json& j, const std::string& pointer, const std::string& message, const std::string& id = "") {
+  const Error e = error_of([&] { models::make_model(parse(j)); });
+  EXPECT_EQ(e.file(), kPath);
+  EXPECT_EQ(e.pointer(), pointer);
+  EXPECT_EQ(e.message(), message);
+  if (!id.empty()) EXPECT_EQ(e.id(), id);
+}
+
+Json with(Json j, const std::string& pointer, const Json& value) {
+  j[Json::json_pointer(pointer)] = value;
+  return j;
+}
+
+Json without(Json j, const std::string& key) {
+  j.erase(key);
+  return j;
+}
+
+TEST(ModelFile, ShippedFilesReadAndBuild) {
+  struct Expect {
+    const char* file;
+    const char* architecture;
+    std::vector<std::string> elements;
+    double cutoff;
+    const char* spec;
+    const char* parameters_file;
+  };
+  for (const Expect& x : {Expect{"lj_argon.json", "lj", {"Ar"}, 8.5, "specs/lj_halo.json", ""},
+                          Expect{"lj_binary.json", "lj", {"Ar", "Kr"}, 9.0, "specs/lj_halo.json", ""},
+                          Expect{"cu_eam_u3.json", "eam", {"Cu"}, 4.95, "specs/eam_halo.json", "Cu_u3.eam"},
+                          Expect{"cuni_eam_alloy.json", "eam", {"Cu", "Ni"}, 6.394332378, "specs/eam_halo.json",
+                                 "CuNi.eam.alloy"}}) {
+    SCOPED_TRACE(x.file);
+    const models::ModelFile m = models::read_model_file(potentials(x.file));
+    EXPECT_EQ(m.architecture, x.architecture);
+    EXPECT_EQ(m.units, "metal");
+    EXPECT_EQ(m.elements, x.elements);
+    EXPECT_EQ(m.cutoff, x.cutoff);
+    EXPECT_FALSE(m.source.empty());
+    EXPECT_FALSE(m.license.empty());
+    EXPECT_EQ(m.spec_source, potentials(x.spec));
+    EXPECT_EQ(m.spec, read_mlip_spec_file(potentials(x.spec)));
+    EXPECT_EQ(m.parameters_file, *x.parameters_file ? potentials(x.parameters_file) : "");
+    EXPECT_EQ(m.force_strategy, models::ForceStrategy::analytic);
+    const auto model = models::make_model(m);
+    EXPECT_EQ(model->info().elements, x.elements);
+    EXPECT_EQ(model->info().cutoff, x.cutoff);
+    // Every op the model calls is registered.
+    models::register_builtin_ops();
+    for (const std::string& op : model->info().ops) EXPECT_TRUE(OpRegistry::global().contains(op)) << op;
+  }
+}
+
+// The spec files in potentials/specs are nvalchemi's bytes: reading and writing gives them back.
+TEST(ModelFile, ShippedSpecsRoundTripByteForByte) {
+  for (const char* name : {"specs/lj_halo.json", "specs/eam_halo.json"}) {
+    const std::string bytes = models::read_file_bytes(potentials(name));
+    EXPECT_EQ(write_mlip_spec(read_mlip_spec(bytes, name)), bytes) << name;
+  }
+}
+
+TEST(ModelFile, SpecInlineOrOverridden) {
+  const Json lj = shipped("lj_argon.json");
+  const Json spec = Json::parse(models::read_file_bytes(potentials("specs/lj_halo.json")));
+  const models::ModelFile inline_spec = parse(with(lj, "/spec", spec));
+  EXPECT_EQ(inline_spec.spec_source, "inline");
+  EXPECT_EQ(inline_spec.spec, read_mlip_spec_file(potentials("specs/lj_halo.json")));
+
+  const std::string override_path = potentials("specs/eam_halo.json");
+  const models::ModelFile overridden = parse(lj, override_path);
+  EXPECT_EQ(overridden.spec_source, override_path);
+  EXPECT_EQ(overridden.spec.core.custom_ops.at(0).op, "distspec_eam::density");
+  // With an override the model file needs no spec of its own.
+  EXPECT_EQ(parse(without(lj, "spec"), override_path).spec_source, override_path);
+}
+
+TEST(ModelFile, RuntimeDefaultsAndValues) {
+  const Json lj = without(shipped("lj_argon.json"), "runtime");
+  const models::ModelFile m = parse(lj);
+  EXPECT_TRUE(m.autograd_outputs.empty());
+  EXPECT_EQ(m.force_strategy, models::ForceStrategy::analytic);
+  const models::ModelFile a =
+      parse(with(lj, "/runtime", Json{{"autograd_outputs", {"forces"}}, {"force_strategy", "autograd"}}));
+  EXPECT_EQ(a.autograd_outputs, std::vector<std::string>{"forces"});
+  EXPECT_EQ(a.force_strategy, models::ForceStrategy::autograd);
+}
+
+TEST(ModelFileErrors, TopLevelValues) {
+  const Json lj = shipped("lj_argon.json");
+  expect_error(with(lj, "/format", "nvalchemi"), "/format", "expected \"distspec-model\", found \"nvalchemi\"");
+  expect_error(with(lj, "/format_version", 2), "/format_version", "expected 1, found 2");
+  expect_error(without(lj, "architecture"), "/architecture", "missing required key 'architecture'", "model.missing_key");
+  expect_error(with(lj, "/units", "eV"), "/units", "unknown value 'eV'", "model.value");
+  expect_error(with(lj, "/parameter_file", "x"), "/parameter_file", "unknown key 'parameter_file'", "model.unknown_key");
+  expect_error(with(lj, "/runtime/force_strategy", "magic"), "/runtime/force_strategy", "unknown value 'magic'");
+  expect_error(with(lj, "/runtime/autograd_outputs", {"forces", 1}), "/runtime/autograd_outputs/1",
+               "expected a string, found an integer");
+}
+
+TEST(ModelFileErrors, UnknownArchitectureListsTheKnownOnes) {
+  const Error e = error_of([] { parse(with(shipped("lj_argon.json"), "/architecture", "mace")); });
+  EXPECT_EQ(e.pointer(), "/architecture");
+  EXPECT_EQ(e.message(), "unknown value 'mace'");
+  EXPECT_EQ(e.hint(), "expected one of lj, eam");
+  EXPECT_EQ(std::string(e.what()), kPath + ": /architecture: unknown value 'mace'; expected one of lj, eam");
+}
+
+TEST(ModelFileErrors, Cutoff) {
+  const Json lj = shipped("lj_argon.json");
+  expect_error(with(lj, "/cutoff", -1.0), "/cutoff", "expected a positive number, found -1.0");
+  expect_error(with(lj, "/cutoff", 0), "/cutoff", "expected a positive number, found 0");
+  expect_error(with(lj, "/cutoff", "8.5"), "/cutoff", "expected a number, found a string", "model.type");
+  // JSON has no infinity: an overflowing literal is refused by the parser, at the value.
+  std::string bytes = lj.dump();
+  bytes.replace(bytes.find("8.5"), 3, "1e999");
+  const Error e = error_of([&] { models::parse_model_file(bytes, kPath, ""); });
+  EXPECT_EQ(e.file(), kPath);
+  EXPECT_EQ(e.pointer(), "/cutoff");
+  EXPECT_EQ(e.message(), "number 1e999 is out of range");
+}
+
+TEST(ModelFileErrors, Elements) {
+  const Json lj = shipped("lj_argon.json");
+  expect_error(with(lj, "/elements", Json::array()), "/elements", "expected at least one element, found an empty list");
+  expect_error(with(lj, "/elements", {"Ar", "Ar"}), "/elements/1", "element 'Ar' is listed twice (also at /elements/0)");
+  expect_error(with(lj, "/elements", {"Ar", 18}), "/elements/1", "expected a string, found an integer");
+  expect_error(with(lj, "/elements", "Ar"), "/elements", "expected an array, found a string");
+}
+
+TEST(ModelFileErrors, ParametersAndFiles) {
+  const Json lj = shipped("lj_argon.json");
+  expect_error(without(lj, "parameters"), "/parameters", "missing both 'parameters' and 'parameters_file'");
+  expect_error(with(lj, "/parameters", Json::array()), "/parameters", "expected an object, found an array");
+  expect_error(with(lj, "/parameters_file", "missing.eam"), "/parameters_file",
+               "cannot read file '" + potentials("missing.eam") + "'", "model.io");
+  expect_error(with(lj, "/parameters_file", "Cu_u3.eam"), "/parameters_file",
+               "architecture 'lj' takes its parameters inline");
+  expect_error(with(lj, "/parameters/pairs/0/cutoff", 9.0), "/parameters/pairs/0/cutoff",
+               "pair cutoff 9.0 exceeds the model cutoff 8.5");
+}
+
+TEST(ModelFileErrors, Spec) {
+  const Json lj = shipped("lj_argon.json");
+  expect_error(without(lj, "spec"), "/spec", "missing required key 'spec'");
+  expect_error(with(lj, "/spec", 2), "/spec", "expected an MLIPSpec object or a path string, found an integer");
+  expect_error(with(lj, "/spec", "specs/nope.json"), "/spec",
+               "cannot read file '" + potentials("specs/nope.json") + "'");
+  // An inline spec's errors point into the model file.
+  Json spec = Json::parse(models::read_file_bytes(potentials("specs/lj_halo.json")));
+  spec["core"]["policy"]["kind"] = "halo2";
+  const Error e = error_of([&] { parse(with(lj, "/spec", spec)); });
+  EXPECT_EQ(e.file(), kPath);
+  EXPECT_EQ(e.pointer(), "/spec/core/policy/kind");
+  EXPECT_EQ(e.message(), "unknown policy 'halo2'");
+  // An override that cannot be read is named as such.
+  const Error o = error_of([&] { parse(lj, "no/such/spec.json"); });
+  EXPECT_EQ(o.file(), "no/such/spec.json");
+}
+
+TEST(ModelFileErrors, NotJsonOrNotThere) {
+  const Error syntax = error_of([] { models::parse_model_file("{\"format\": ", kPath, ""); });
+  EXPECT_EQ(syntax.file(), kPath);
+  EXPECT_EQ(syntax.id(), "spec.parse");
+  const Error missing = error_of([] { models::read_model_file("no/such/model.json"); });
+  EXPECT_EQ(missing.file(), "no/such/model.json");
+  EXPECT_EQ(missing.id(), "model.io");
+  EXPECT_EQ(missing.message(), "cannot read the model file");
+}
+
+TEST(ModelFileErrors, EamParameters) {
+  const Json cu = shipped("cu_eam_u3.json");
+  const Json cuni = shipped("cuni_eam_alloy.json");
+  expect_error(with(cu, "/units", "real"), "/units", "EAM potentials are in metal units, the model file says real");
+  expect_error(with(cu, "/cutoff", 5.0), "/cutoff", "the model cutoff 5.0 differs from the potential file's 4.949999999999989");
+  expect_error(with(cu, "/parameters/file_format", "fs"), "/parameters/file_format", "unknown value 'fs'");
+  expect_error(with(cu, "/elements", {"Cu", "Ni"}), "/elements", "a funcfl file holds one element, the model has 2");
+  expect_error(with(with(cu, "/elements", {"Cu", "Ni"}), "/parameters/files", {{"Cu", "Cu_u3.eam"}}),
+               "/parameters_file", "give either parameters_file or parameters.files, not both");
+  expect_error(with(without(with(cu, "/elements", {"Cu", "Ni"}), "parameters_file"), "/parameters/files",
+                    {{"Cu", "Cu_u3.eam"}}),
+               "/parameters/files/Ni", "no funcfl file for element 'Ni'");
+  expect_error(with(cuni, "/elements", {"Cu", "Al"}), "/elements",
+               "element 'Al' is not in the setfl file '" + potentials("CuNi.eam.alloy") + "', which has Ni, Cu");
+}
+
+}  // namespace
+}  // namespace distspec::test
