@@ -6,12 +6,14 @@
 #
 # Prints the number of executions; exits non-zero on a finding, whose input is kept in
 # build-fuzz/artifacts/. Environment: DISTSPEC_SHARED_SPECS_DIR (golden specs, default
-# ../shared/specs beside the repository), DISTSPEC_JOBS (build jobs, default 2).
+# unittest/golden_specs, else ../shared/specs beside the repository), DISTSPEC_JOBS (build
+# jobs, default 2).
 set -euo pipefail
 
 seconds=${1:-60}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-specs=${DISTSPEC_SHARED_SPECS_DIR:-$repo/../shared/specs}
+specs=${DISTSPEC_SHARED_SPECS_DIR:-$repo/unittest/golden_specs}
+[ -d "$specs" ] || specs=$repo/../shared/specs
 build=$repo/build-fuzz
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)

@@ -36,10 +36,11 @@ bool check_one(const std::string& path, bool strict) {
       const auto& helpers = spec.core.third_party_helpers;
       for (std::size_t i = 0; i < helpers.size(); ++i) {
         if (distspec::native_action(helpers[i]) != distspec::NativeAction::unknown) continue;
-        const distspec::Error e(distspec::error_id::value, "/core/third_party_helpers/" + std::to_string(i),
-                                "helper " + distspec::quote(distspec::helper_target(helpers[i])) +
-                                    " has no native meaning",
-                                "strict mode rejects helpers the native runtime cannot stand in for", path);
+        const distspec::Error e(
+            distspec::error_id::value, "/core/third_party_helpers/" + std::to_string(i),
+            "helper " + distspec::quote(distspec::helper_target(helpers[i])) +
+                " has no native meaning",
+            "strict mode rejects helpers the native runtime cannot stand in for", path);
         std::fprintf(stderr, "%s\n", e.what());
         ok = false;
       }

@@ -91,11 +91,15 @@ class TreeBuilder {
   bool number_integer(Json::number_integer_t v) { return put(Json(v)); }
   bool number_unsigned(Json::number_unsigned_t v) { return put(Json(v)); }
   bool number_float(Json::number_float_t v, const Json::string_t& raw) {
-    if (!std::isfinite(v)) return fail(error_id::parse, pointer_of_next(), "number " + raw + " is out of range");
+    if (!std::isfinite(v)) {
+      return fail(error_id::parse, pointer_of_next(), "number " + raw + " is out of range");
+    }
     return put(Json(v));
   }
   bool string(Json::string_t& v) { return put(Json(std::move(v))); }
-  bool binary(Json::binary_t&) { return fail(error_id::parse, pointer_of_next(), "binary values are not JSON"); }
+  bool binary(Json::binary_t&) {
+    return fail(error_id::parse, pointer_of_next(), "binary values are not JSON");
+  }
 
   bool start_object(std::size_t) { return open(Json::object()); }
   bool start_array(std::size_t) { return open(Json::array()); }
@@ -123,7 +127,8 @@ class TreeBuilder {
     if (bad != std::string_view::npos && bad <= offset) {
       char byte[8];
       std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(bytes_[bad]));
-      return fail(error_id::parse, pointer, "invalid UTF-8 " + where(bytes_, bad) + ": byte " + byte,
+      return fail(error_id::parse, pointer,
+                  "invalid UTF-8 " + where(bytes_, bad) + ": byte " + byte,
                   "the file must be UTF-8 encoded");
     }
     return fail(error_id::parse, pointer,
@@ -135,9 +140,9 @@ class TreeBuilder {
 
  private:
   struct Frame {
-    Json* node;               // not owning: points into root_
-    std::string pointer;      // JSON pointer of this container
-    std::string key;          // pending key (objects)
+    Json* node;                  // not owning: points into root_
+    std::string pointer;         // JSON pointer of this container
+    std::string key;             // pending key (objects)
     std::set<std::string> keys;  // keys seen so far (objects)
   };
 
@@ -161,7 +166,11 @@ class TreeBuilder {
       parent.push_back(std::move(v));
       return &parent.back();
     }
-    return &(parent[stack_.back().key] = std::move(v));
+    // key() has ruled out repeats, so append without ordered_map's linear search for the key
+    // (which would make reading an object quadratic in its size).
+    auto& members = static_cast<Json::object_t::Container&>(parent.get_ref<Json::object_t&>());
+    members.emplace_back(std::move(stack_.back().key), std::move(v));
+    return &members.back().second;
   }
 
   bool put(Json v) {
@@ -202,9 +211,11 @@ std::string json_pointer_token(std::string_view key) {
   std::string token;
   token.reserve(key.size());
   for (char c : key) {
-    if (c == '~') token += "~0";
-    else if (c == '/') token += "~1";
-    else token += c;
+    switch (c) {
+      case '~': token += "~0"; break;
+      case '/': token += "~1"; break;
+      default: token += c;
+    }
   }
   return token;
 }
@@ -219,7 +230,8 @@ nlohmann::ordered_json parse_json_strict(std::string_view bytes, const std::stri
     ok = Json::sax_parse(bytes.data(), bytes.data() + bytes.size(), &builder);
   } catch (const nlohmann::json::exception& e) {
     // sax_parse reports through parse_error(); this is a safety net for anything it throws.
-    throw Error(error_id::parse, "", std::string("invalid JSON: ") + nlohmann_reason(e.what()), {}, file);
+    throw Error(error_id::parse, "", std::string("invalid JSON: ") + nlohmann_reason(e.what()), {},
+                file);
   }
   if (!ok) {
     if (builder.error()) throw builder.error()->with_file(file);

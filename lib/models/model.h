@@ -56,6 +56,7 @@ struct ModelInfo {
   int message_passing_layers = 1;    // hops of the receptive field; 1 for pair and EAM-like models
   int comm_width = 0;                // widest node row exchanged per atom (doubles)
   std::vector<std::string> ops;      // qualnames the model calls through the dispatcher
+  bool reads_charges = false;        // needs per-row charges (promoted by the spec's shard_fields)
 };
 
 class Model {

@@ -7,6 +7,9 @@
 #include "version.h"
 
 #include "pair_distspec.h"
+#ifdef LMP_KOKKOS
+#include "pair_distspec_kokkos.h"
+#endif
 
 using namespace LAMMPS_NS;
 
@@ -16,6 +19,13 @@ Pair *distspec_creator(LAMMPS *lmp)
 {
   return new PairDistspec(lmp);
 }
+
+#ifdef LMP_KOKKOS
+template <class DeviceType> Pair *distspec_kokkos_creator(LAMMPS *lmp)
+{
+  return new PairDistspecKokkos<DeviceType>(lmp);
+}
+#endif
 
 }    // namespace
 
@@ -31,4 +41,16 @@ extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *l
   plugin.creator.v1 = reinterpret_cast<lammpsplugin_factory1 *>(&distspec_creator);
   plugin.handle = handle;
   (*register_plugin)(&plugin, lmp);
+
+#ifdef LMP_KOKKOS
+  plugin.info = "DISTSPEC: spec-driven distributed ML potentials (KOKKOS)";
+  plugin.name = "distspec/kk";
+  plugin.creator.v1 = reinterpret_cast<lammpsplugin_factory1 *>(&distspec_kokkos_creator<LMPDeviceType>);
+  (*register_plugin)(&plugin, lmp);
+  plugin.name = "distspec/kk/device";
+  (*register_plugin)(&plugin, lmp);
+  plugin.name = "distspec/kk/host";
+  plugin.creator.v1 = reinterpret_cast<lammpsplugin_factory1 *>(&distspec_kokkos_creator<LMPHostType>);
+  (*register_plugin)(&plugin, lmp);
+#endif
 }

@@ -146,12 +146,17 @@ void PairDistspec::init_style()
     error->all(FLERR, "pair_style distspec: model file {} is in '{}' units, this run uses 'units {}'",
                model_file_->path, info.units, update->unit_style);
 
+  // nvalchemi's default shard_fields name charges for every model; only a model that reads
+  // them makes a missing charge field an error.
   const auto &fields = spec.core.shard_fields;
-  const bool wants_charges = std::find(fields.begin(), fields.end(), "charges") != fields.end();
-  if (wants_charges && !atom->q_flag)
-    error->all(FLERR, "pair_style distspec: the spec's shard_fields promote 'charges' but atom style '{}' has no "
-               "charge; use an atom style with charges (charge, full) or a spec without 'charges'",
-               atom->atom_style);
+  const bool promotes_charges = std::find(fields.begin(), fields.end(), "charges") != fields.end();
+  if (info.reads_charges && !promotes_charges)
+    error->all(FLERR, "pair_style distspec: model {} reads charges, but the spec's shard_fields do not promote "
+               "'charges' onto halo rows; add \"charges\" to core.shard_fields", model_file_->path);
+  if (info.reads_charges && !atom->q_flag)
+    error->all(FLERR, "pair_style distspec: the spec's shard_fields promote 'charges' and model {} reads them, but "
+               "atom style '{}' has no charge; use an atom style with charges (charge, full)",
+               model_file_->path, atom->atom_style);
 
   // A one-layer model has nothing to expand: both strategies are the same computation.
   const int layers = info.message_passing_layers;
@@ -279,7 +284,7 @@ void PairDistspec::build_graph()
   graph_.n_halo = atom->nghost;
   graph_.positions = (nall > 0 && promoted("positions")) ? &atom->x[0][0] : nullptr;
   graph_.species = promoted("atomic_numbers") ? species_.data() : nullptr;
-  graph_.charges = (promoted("charges") && atom->q) ? atom->q : nullptr;
+  graph_.charges = (promoted("charges") && atom->q_flag) ? atom->q : nullptr;
 
   if (neighbor->ncalls != edges_built_at_) rebuild_edges();
 }

@@ -47,20 +47,24 @@ TEST(Cli, CheckAcceptsAGoldenSpecAndSummarisesIt) {
   const ToolRun r = run("check '" + kSpecs + "/mace_cueq_halo.json'");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("mace_cueq_halo.json: valid MLIPSpec v2"), std::string::npos);
-  EXPECT_NE(r.output.find("policy         halo (scatter_mode halo_correction, gather_mode halo_read)"),
-            std::string::npos);
+  EXPECT_NE(
+      r.output.find("policy         halo (scatter_mode halo_correction, gather_mode halo_read)"),
+      std::string::npos);
   EXPECT_NE(r.output.find("cuequivariance::fused_tensor_product  pass-through"), std::string::npos);
   EXPECT_NE(r.output.find("-> refresh neighbours (per-layer halo refresh)"), std::string::npos);
   EXPECT_NE(r.output.find("stress           per_graph  all_reduce"), std::string::npos);
 }
 
 TEST(Cli, CheckReportsABadFileAndExitsOne) {
-  const std::string bad = write_temp("bad_policy.json", R"({"version": 2, "core": {"policy": {"kind": "halo2"}}})");
+  const std::string bad =
+      write_temp("bad_policy.json", R"({"version": 2, "core": {"policy": {"kind": "halo2"}}})");
   const ToolRun r = run("check '" + kSpecs + "/lj_halo.json' '" + bad + "'");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.output.find("lj_halo.json: valid MLIPSpec v2"), std::string::npos);  // the good one still checked
-  EXPECT_NE(r.output.find(bad + ": /core/policy/kind: unknown policy 'halo2'; expected one of local, shard, "
-                                "graph_parallel, halo, refresh_halo"),
+  EXPECT_NE(r.output.find("lj_halo.json: valid MLIPSpec v2"),
+            std::string::npos);  // the good one still checked
+  EXPECT_NE(r.output.find(
+                bad + ": /core/policy/kind: unknown policy 'halo2'; expected one of local, shard, "
+                      "graph_parallel, halo, refresh_halo"),
             std::string::npos)
       << r.output;
 }
@@ -72,14 +76,16 @@ TEST(Cli, CheckReportsAMissingFile) {
 }
 
 TEST(Cli, StrictRejectsHelpersWithoutNativeMeaning) {
-  const std::string spec = write_temp("unknown_helper.json", R"({"version": 2, "core": {"policy": {"kind": "halo"},
+  const std::string spec =
+      write_temp("unknown_helper.json", R"({"version": 2, "core": {"policy": {"kind": "halo"},
       "third_party_helpers": [{"kind": "python", "module_path": "pkg", "attr_name": "mystery"}]}})");
   const ToolRun lenient = run("check '" + spec + "'");
   EXPECT_EQ(lenient.status, 0);
   EXPECT_NE(lenient.output.find("-> not applicable natively"), std::string::npos);
   const ToolRun strict = run("check --strict '" + spec + "'");
   EXPECT_EQ(strict.status, 1);
-  EXPECT_NE(strict.output.find(spec + ": /core/third_party_helpers/0: helper 'pkg.mystery' has no native meaning"),
+  EXPECT_NE(strict.output.find(
+                spec + ": /core/third_party_helpers/0: helper 'pkg.mystery' has no native meaning"),
             std::string::npos)
       << strict.output;
 }
@@ -90,11 +96,13 @@ TEST(Cli, FormatPrintsTheCanonicalBytes) {
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.output, read_file(kSpecs + "/" + name)) << name;
   }
-  const std::string messy = write_temp("messy.json", R"({"core": {"policy": {"kind": "halo"}}, "version": 2,
+  const std::string messy =
+      write_temp("messy.json", R"({"core": {"policy": {"kind": "halo"}}, "version": 2,
       "output_kinds": {"forces": "per_node"}})");
   const ToolRun r = run("format '" + messy + "'", false);
   EXPECT_EQ(r.status, 0);
-  EXPECT_NE(r.output.find("\"output_kinds\": [\n    [\n      \"forces\",\n      \"per_node\"\n    ]\n  ]\n}"),
+  EXPECT_NE(r.output.find(
+                "\"output_kinds\": [\n    [\n      \"forces\",\n      \"per_node\"\n    ]\n  ]\n}"),
             std::string::npos)
       << r.output;
 }

@@ -2,6 +2,7 @@
 // expected texts below were produced by CPython 3.11's json module.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,30 +24,43 @@ struct FloatCase {
   const char* repr;
 };
 
+// Failure messages show the expected text rather than the bytes of the case.
+void PrintTo(const FloatCase& c, std::ostream* os) { *os << c.repr; }
+
 class PythonFloatRepr : public ::testing::TestWithParam<FloatCase> {};
 
-TEST_P(PythonFloatRepr, MatchesCPython) { EXPECT_EQ(python_float_repr(GetParam().value), GetParam().repr); }
+TEST_P(PythonFloatRepr, MatchesCPython) {
+  EXPECT_EQ(python_float_repr(GetParam().value), GetParam().repr);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Values, PythonFloatRepr,
-    ::testing::Values(FloatCase{1.0, "1.0"}, FloatCase{0.1, "0.1"}, FloatCase{1e-05, "1e-05"},
-                      FloatCase{0.0001, "0.0001"}, FloatCase{1e16, "1e+16"},
-                      FloatCase{1e15, "1000000000000000.0"}, FloatCase{123456789.0, "123456789.0"},
-                      FloatCase{1.5e300, "1.5e+300"}, FloatCase{-0.0, "-0.0"}, FloatCase{0.0, "0.0"},
-                      FloatCase{5e-324, "5e-324"}, FloatCase{1.7976931348623157e308, "1.7976931348623157e+308"},
-                      FloatCase{0.1 + 0.2, "0.30000000000000004"}, FloatCase{2.5, "2.5"},
-                      FloatCase{100.0, "100.0"}, FloatCase{1e22, "1e+22"}, FloatCase{-1.25e-7, "-1.25e-07"},
-                      FloatCase{1234567890123456.7, "1234567890123456.8"},
-                      FloatCase{12345678901234567.0, "1.2345678901234568e+16"},
-                      FloatCase{0.001234, "0.001234"},
-                      FloatCase{std::numeric_limits<double>::quiet_NaN(), "NaN"},
-                      FloatCase{std::numeric_limits<double>::infinity(), "Infinity"},
-                      FloatCase{-std::numeric_limits<double>::infinity(), "-Infinity"}));
+    ::testing::Values(
+        FloatCase{1.0, "1.0"}, FloatCase{0.1, "0.1"}, FloatCase{1e-05, "1e-05"},
+        FloatCase{0.0001, "0.0001"}, FloatCase{1e16, "1e+16"},
+        FloatCase{1e15, "1000000000000000.0"}, FloatCase{123456789.0, "123456789.0"},
+        FloatCase{1.5e300, "1.5e+300"}, FloatCase{-0.0, "-0.0"}, FloatCase{0.0, "0.0"},
+        FloatCase{5e-324, "5e-324"}, FloatCase{1.7976931348623157e308, "1.7976931348623157e+308"},
+        FloatCase{0.1 + 0.2, "0.30000000000000004"}, FloatCase{2.5, "2.5"},
+        FloatCase{100.0, "100.0"}, FloatCase{1e22, "1e+22"}, FloatCase{-1.25e-7, "-1.25e-07"},
+        FloatCase{1234567890123456.7, "1234567890123456.8"},
+        FloatCase{12345678901234567.0, "1.2345678901234568e+16"}, FloatCase{0.001234, "0.001234"},
+        FloatCase{std::numeric_limits<double>::quiet_NaN(), "NaN"},
+        FloatCase{std::numeric_limits<double>::infinity(), "Infinity"},
+        FloatCase{-std::numeric_limits<double>::infinity(), "-Infinity"}),
+    // Test names from the expected text: "1e-05" -> "1e_05_2".
+    [](const ::testing::TestParamInfo<FloatCase>& info) {
+      std::string name = info.param.repr;
+      for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return name + "_" + std::to_string(info.index);
+    });
 
 TEST(PythonJson, NestedValuesWithEveryType) {
   Json v = Json::object();
-  v["b"] = Json::array({1, -2, std::numeric_limits<std::uint64_t>::max(), true, false, nullptr, Json::array(),
-                        Json::object()});
+  v["b"] = Json::array({1, -2, std::numeric_limits<std::uint64_t>::max(), true, false, nullptr,
+                        Json::array(), Json::object()});
   v["a"] = Json::object();
   v["a"]["x"] = "\xc3\xa9/\"\\\b\f\n\r\t\x01\x7f\xf0\x9f\x98\x80";
   v["a"][""] = Json::object();
@@ -110,7 +124,8 @@ TEST(PythonJson, GoldenFilesAreFixedPoints) {
     std::ifstream in(entry.path(), std::ios::binary);
     std::ostringstream bytes;
     bytes << in.rdbuf();
-    EXPECT_EQ(dump_python_json(distspec::parse_json_strict(bytes.str())), bytes.str()) << entry.path();
+    EXPECT_EQ(dump_python_json(distspec::parse_json_strict(bytes.str())), bytes.str())
+        << entry.path();
     ++files;
   }
   EXPECT_GT(files, 0);

@@ -17,11 +17,15 @@ std::string with_core(const std::string& core, const std::string& top = "") {
 std::string with_top(const std::string& top) {
   return with_core(R"({"policy": {"kind": "halo"}})", ", " + top);
 }
-std::string with_policy(const std::string& policy) { return with_core(R"({"policy": )" + policy + "}"); }
+std::string with_policy(const std::string& policy) {
+  return with_core(R"({"policy": )" + policy + "}");
+}
 std::string with_ops(const std::string& ops) {
   return with_core(R"({"policy": {"kind": "halo"}, "custom_ops": )" + ops + "}");
 }
-std::string with_op(const std::string& fields) { return with_ops(R"([{"op": "ns::k")" + fields + "}]"); }
+std::string with_op(const std::string& fields) {
+  return with_ops(R"([{"op": "ns::k")" + fields + "}]");
+}
 std::string with_helpers(const std::string& helpers) {
   return with_core(R"({"policy": {"kind": "halo"}, "third_party_helpers": )" + helpers + "}");
 }
@@ -37,6 +41,8 @@ struct Case {
   std::string message;
   std::string hint;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 const char* const kPolicyKinds = "expected one of local, shard, graph_parallel, halo, refresh_halo";
 const char* const kArgs = "expected one of gather_inputs, gather_inputs_full, slice_owned";
@@ -59,24 +65,35 @@ std::string zeros(std::size_t n) {
 std::vector<Case> catalogue() {
   using namespace distspec::error_id;
   const std::string truncated = R"({"version": 2, "core": {"policy": {"kind": "halo"})";
-  const std::string bad_utf8 = R"({"version": 2, "core": {"policy": {"kind": "ha)" + std::string("\xff") + R"("}}})";
+  const std::string bad_utf8 =
+      R"({"version": 2, "core": {"policy": {"kind": "ha)" + std::string("\xff") + R"("}}})";
   return {
       // Bytes that are not acceptable JSON.
       {"empty_file", "", parse, "", "empty input", "expected a JSON object"},
       {"whitespace_only", "  \n", parse, "",
-       "invalid JSON at byte 3 (line 2, column 1): syntax error while parsing value - unexpected end of "
-       "input; expected '[', '{', or a literal", ""},
+       "invalid JSON at byte 3 (line 2, column 1): syntax error while parsing value - unexpected "
+       "end of "
+       "input; expected '[', '{', or a literal",
+       ""},
       {"truncated", truncated, parse, "/core",
-       "invalid JSON at byte 50 (line 1, column 51): syntax error while parsing object - unexpected end "
-       "of input; expected '}'", ""},
+       "invalid JSON at byte 50 (line 1, column 51): syntax error while parsing object - "
+       "unexpected end "
+       "of input; expected '}'",
+       ""},
       {"double_comma", R"({"version": 2,, "core": {}})", parse, "",
-       "invalid JSON at byte 14 (line 1, column 15): syntax error while parsing object key - unexpected ','; "
-       "expected string literal", ""},
+       "invalid JSON at byte 14 (line 1, column 15): syntax error while parsing object key - "
+       "unexpected ','; "
+       "expected string literal",
+       ""},
       {"trailing_garbage", with_top(R"("x": 1)") + " x", parse, "",
-       "invalid JSON at byte 61 (line 1, column 62): syntax error while parsing value - invalid literal; "
-       "expected end of input", ""},
+       "invalid JSON at byte 61 (line 1, column 62): syntax error while parsing value - invalid "
+       "literal; "
+       "expected end of input",
+       ""},
       {"comment", "// spec\n{}", parse, "",
-       "invalid JSON at byte 0 (line 1, column 1): syntax error while parsing value - invalid literal", ""},
+       "invalid JSON at byte 0 (line 1, column 1): syntax error while parsing value - invalid "
+       "literal",
+       ""},
       {"invalid_utf8_in_string", bad_utf8, parse, "/core/policy",
        "invalid UTF-8 at byte 46 (line 1, column 47): byte 0xff", kUtf8},
       {"overlong_utf8", R"({"version": 2, "x": ")" + std::string("\xc0\xaf") + R"("})", parse, "",
@@ -84,53 +101,69 @@ std::vector<Case> catalogue() {
       {"invalid_utf8_outside_string", "{\n  \xe9}", parse, "",
        "invalid UTF-8 at byte 4 (line 2, column 3): byte 0xe9", kUtf8},
       {"raw_control_character", "{\"version\": \"2\n\"}", parse, "",
-       "invalid JSON at byte 14 (line 1, column 15): syntax error while parsing value - invalid string: "
-       "control character U+000A (LF) must be escaped to \\u000A or \\n", ""},
+       "invalid JSON at byte 14 (line 1, column 15): syntax error while parsing value - invalid "
+       "string: "
+       "control character U+000A (LF) must be escaped to \\u000A or \\n",
+       ""},
       {"lone_surrogate", R"({"version": "\ud800"})", parse, "",
-       "invalid JSON at byte 19 (line 1, column 20): syntax error while parsing value - invalid string: "
-       "surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF", ""},
+       "invalid JSON at byte 19 (line 1, column 20): syntax error while parsing value - invalid "
+       "string: "
+       "surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF",
+       ""},
       {"number_overflow", R"({"version": 1e999})", parse, "",
        "invalid JSON at byte 16 (line 1, column 17): number overflow parsing '1e999'", ""},
-      {"deep_nesting_in_spec", R"({"version": 2, "core": )" + nested('[', 100000), parse, "/core" + zeros(63),
+      {"deep_nesting_in_spec", R"({"version": 2, "core": )" + nested('[', 100000), parse,
+       "/core" + zeros(63), "JSON nested deeper than 64 levels", ""},
+      {"deep_nesting_top_level", nested('[', 100000), parse, zeros(64),
        "JSON nested deeper than 64 levels", ""},
-      {"deep_nesting_top_level", nested('[', 100000), parse, zeros(64), "JSON nested deeper than 64 levels", ""},
       {"duplicate_top_level_key", R"({"version": 2, "version": 2})", duplicate_key, "/version",
        "duplicate key 'version'", kDuplicate},
-      {"duplicate_position", with_op(R"(, "arg_transforms": {"0": {"type": "slice_owned"}, "0": {"type": "gather_inputs"}})"),
+      {"duplicate_position",
+       with_op(
+           R"(, "arg_transforms": {"0": {"type": "slice_owned"}, "0": {"type": "gather_inputs"}})"),
        duplicate_key, kArg0 + "0", "duplicate key '0'", kDuplicate},
-      {"duplicate_key_with_slash", with_top(R"("output_kinds": {"a/b": "global", "a/b": "global"})"),
-       duplicate_key, "/output_kinds/a~1b", "duplicate key 'a/b'", kDuplicate},
+      {"duplicate_key_with_slash",
+       with_top(R"("output_kinds": {"a/b": "global", "a/b": "global"})"), duplicate_key,
+       "/output_kinds/a~1b", "duplicate key 'a/b'", kDuplicate},
 
       // The top level and the version.
       {"top_level_array", "[1]", type, "", "expected object, found array of 1 element", ""},
       {"top_level_string", R"("spec")", type, "", R"(expected object, found string "spec")", ""},
       {"missing_version", R"({"core": {}})", missing_key, "", "missing required key 'version'", ""},
-      {"version_string", R"({"version": "2"})", version, "/version", R"(expected integer 2, found string "2")", ""},
-      {"version_3", R"({"version": 3})", version, "/version", "expected integer 2, found integer 3", ""},
-      {"version_float", R"({"version": 2.0})", version, "/version", "expected integer 2, found number 2.0", ""},
-      {"version_bool", R"({"version": true})", version, "/version", "expected integer 2, found boolean true", ""},
-      {"version_huge_integer", R"({"version": 123456789012345678901234567890})", version, "/version",
-       "expected integer 2, found number 1.2345678901234568e+29", ""},
+      {"version_string", R"({"version": "2"})", version, "/version",
+       R"(expected integer 2, found string "2")", ""},
+      {"version_3", R"({"version": 3})", version, "/version", "expected integer 2, found integer 3",
+       ""},
+      {"version_float", R"({"version": 2.0})", version, "/version",
+       "expected integer 2, found number 2.0", ""},
+      {"version_bool", R"({"version": true})", version, "/version",
+       "expected integer 2, found boolean true", ""},
+      {"version_huge_integer", R"({"version": 123456789012345678901234567890})", version,
+       "/version", "expected integer 2, found number 1.2345678901234568e+29", ""},
       {"missing_core", R"({"version": 2})", missing_key, "", "missing required key 'core'", ""},
       {"core_array", with_core("[]"), type, "/core", "expected object, found empty array", ""},
 
       // The policy.
-      {"missing_policy", with_core("{}"), missing_key, "/core", "missing required key 'policy'", ""},
-      {"policy_string", with_policy(R"("halo")"), type, "/core/policy", R"(expected object, found string "halo")", ""},
-      {"policy_without_kind", with_policy("{}"), missing_key, "/core/policy", "missing required key 'kind'", ""},
+      {"missing_policy", with_core("{}"), missing_key, "/core", "missing required key 'policy'",
+       ""},
+      {"policy_string", with_policy(R"("halo")"), type, "/core/policy",
+       R"(expected object, found string "halo")", ""},
+      {"policy_without_kind", with_policy("{}"), missing_key, "/core/policy",
+       "missing required key 'kind'", ""},
       {"policy_kind_integer", with_policy(R"({"kind": 42})"), type, "/core/policy/kind",
        "expected string, found integer 42", ""},
-      {"unknown_policy", with_policy(R"({"kind": "halo2"})"), value, "/core/policy/kind", "unknown policy 'halo2'",
-       kPolicyKinds},
-      {"policy_kind_case", with_policy(R"({"kind": "Halo"})"), value, "/core/policy/kind", "unknown policy 'Halo'",
-       kPolicyKinds},
+      {"unknown_policy", with_policy(R"({"kind": "halo2"})"), value, "/core/policy/kind",
+       "unknown policy 'halo2'", kPolicyKinds},
+      {"policy_kind_case", with_policy(R"({"kind": "Halo"})"), value, "/core/policy/kind",
+       "unknown policy 'Halo'", kPolicyKinds},
       {"scatter_mode_null", with_policy(R"({"kind": "halo", "scatter_mode": null})"), type,
        "/core/policy/scatter_mode", "expected string, found null", ""},
       {"gather_mode_integer", with_policy(R"({"kind": "refresh_halo", "gather_mode": 1})"), type,
        "/core/policy/gather_mode", "expected string, found integer 1", ""},
 
       // Op adapters.
-      {"custom_ops_object", with_ops("{}"), type, "/core/custom_ops", "expected array, found object", ""},
+      {"custom_ops_object", with_ops("{}"), type, "/core/custom_ops",
+       "expected array, found object", ""},
       {"op_entry_string", with_ops(R"(["ns::k"])"), type, "/core/custom_ops/0",
        R"(expected object, found string "ns::k")", ""},
       {"op_missing", with_ops(R"([{"arg_transforms": {}}])"), missing_key, "/core/custom_ops/0",
@@ -145,51 +178,63 @@ std::vector<Case> catalogue() {
        "op name 'ns::' is not of the form 'namespace::name'", ""},
       {"op_single_colon", with_ops(R"([{"op": "ns:k"}])"), value, "/core/custom_ops/0/op",
        "op name 'ns:k' is not of the form 'namespace::name'", ""},
-      {"arg_transforms_array", with_op(R"(, "arg_transforms": [])"), type, "/core/custom_ops/0/arg_transforms",
-       "expected object, found empty array", ""},
-      {"position_negative", with_op(R"(, "arg_transforms": {"-1": {"type": "slice_owned"}})"), value, kArg0 + "-1",
-       "position '-1' is negative", kPositions},
-      {"position_leading_zero", with_op(R"(, "arg_transforms": {"01": {"type": "slice_owned"}})"), value,
-       kArg0 + "01", "position '01' has a leading zero", kPositions},
-      {"position_fraction", with_op(R"(, "arg_transforms": {"1.5": {"type": "slice_owned"}})"), value,
-       kArg0 + "1.5", "position '1.5' is not a decimal integer", kPositions},
-      {"position_word", with_op(R"(, "arg_transforms": {"x": {"type": "slice_owned"}})"), value, kArg0 + "x",
-       "position 'x' is not a decimal integer", kPositions},
-      {"position_empty", with_op(R"(, "arg_transforms": {"": {"type": "slice_owned"}})"), value, kArg0,
-       "position '' is not a decimal integer", kPositions},
-      {"position_plus", with_op(R"(, "output_transforms": {"+1": {"type": "all_reduce_sum"}})"), value,
-       "/core/custom_ops/0/output_transforms/+1", "position '+1' is not a decimal integer", kPositions},
-      {"position_beyond_int", with_op(R"(, "arg_transforms": {"2147483648": {"type": "slice_owned"}})"), value,
+      {"arg_transforms_array", with_op(R"(, "arg_transforms": [])"), type,
+       "/core/custom_ops/0/arg_transforms", "expected object, found empty array", ""},
+      {"position_negative", with_op(R"(, "arg_transforms": {"-1": {"type": "slice_owned"}})"),
+       value, kArg0 + "-1", "position '-1' is negative", kPositions},
+      {"position_leading_zero", with_op(R"(, "arg_transforms": {"01": {"type": "slice_owned"}})"),
+       value, kArg0 + "01", "position '01' has a leading zero", kPositions},
+      {"position_fraction", with_op(R"(, "arg_transforms": {"1.5": {"type": "slice_owned"}})"),
+       value, kArg0 + "1.5", "position '1.5' is not a decimal integer", kPositions},
+      {"position_word", with_op(R"(, "arg_transforms": {"x": {"type": "slice_owned"}})"), value,
+       kArg0 + "x", "position 'x' is not a decimal integer", kPositions},
+      {"position_empty", with_op(R"(, "arg_transforms": {"": {"type": "slice_owned"}})"), value,
+       kArg0, "position '' is not a decimal integer", kPositions},
+      {"position_plus", with_op(R"(, "output_transforms": {"+1": {"type": "all_reduce_sum"}})"),
+       value, "/core/custom_ops/0/output_transforms/+1", "position '+1' is not a decimal integer",
+       kPositions},
+      {"position_beyond_int",
+       with_op(R"(, "arg_transforms": {"2147483648": {"type": "slice_owned"}})"), value,
        kArg0 + "2147483648", "position '2147483648' is out of range (at most 2147483647)", ""},
-      {"transform_string", with_op(R"(, "arg_transforms": {"0": "slice_owned"})"), type, kArg0 + "0",
-       R"(expected object, found string "slice_owned")", ""},
-      {"transform_without_type", with_op(R"(, "arg_transforms": {"0": {}})"), missing_key, kArg0 + "0",
-       "missing required key 'type'", ""},
-      {"transform_type_null", with_op(R"(, "arg_transforms": {"0": {"type": null}})"), type, kArg0 + "0/type",
-       "expected string, found null", ""},
+      {"transform_string", with_op(R"(, "arg_transforms": {"0": "slice_owned"})"), type,
+       kArg0 + "0", R"(expected object, found string "slice_owned")", ""},
+      {"transform_without_type", with_op(R"(, "arg_transforms": {"0": {}})"), missing_key,
+       kArg0 + "0", "missing required key 'type'", ""},
+      {"transform_type_null", with_op(R"(, "arg_transforms": {"0": {"type": null}})"), type,
+       kArg0 + "0/type", "expected string, found null", ""},
       {"unknown_arg_transform",
-       with_ops(R"([{"op": "ns::a"}, {"op": "ns::b", "arg_transforms": {"0": {"type": "gather"}}}])"), value,
-       "/core/custom_ops/1/arg_transforms/0/type", "unknown arg transform 'gather'", kArgs},
-      {"unknown_output_transform", with_op(R"(, "output_transforms": {"2": {"type": "all_reduce"}})"), value,
-       "/core/custom_ops/0/output_transforms/2/type", "unknown output transform 'all_reduce'", kOutputs},
-      {"arg_transform_as_output", with_op(R"(, "output_transforms": {"0": {"type": "slice_owned"}})"), value,
-       "/core/custom_ops/0/output_transforms/0/type", "unknown output transform 'slice_owned'", kOutputs},
+       with_ops(
+           R"([{"op": "ns::a"}, {"op": "ns::b", "arg_transforms": {"0": {"type": "gather"}}}])"),
+       value, "/core/custom_ops/1/arg_transforms/0/type", "unknown arg transform 'gather'", kArgs},
+      {"unknown_output_transform",
+       with_op(R"(, "output_transforms": {"2": {"type": "all_reduce"}})"), value,
+       "/core/custom_ops/0/output_transforms/2/type", "unknown output transform 'all_reduce'",
+       kOutputs},
+      {"arg_transform_as_output",
+       with_op(R"(, "output_transforms": {"0": {"type": "slice_owned"}})"), value,
+       "/core/custom_ops/0/output_transforms/0/type", "unknown output transform 'slice_owned'",
+       kOutputs},
 
       // Helper records.
-      {"helpers_not_array", with_helpers("null"), type, "/core/third_party_helpers", "expected array, found null", ""},
-      {"helper_without_kind", with_helpers(R"([{"module_path": "m"}])"), missing_key, "/core/third_party_helpers/0",
-       "missing required key 'kind'", ""},
-      {"unknown_helper_kind", with_helpers(R"([{"kind": "function"}])"), value, "/core/third_party_helpers/0/kind",
-       "unknown helper kind 'function'", kHelperKinds},
-      {"method_without_class", with_helpers(R"([{"kind": "method", "module_path": "m", "method_name": "f"}])"),
-       missing_key, "/core/third_party_helpers/0", "missing required key 'class_name'", ""},
+      {"helpers_not_array", with_helpers("null"), type, "/core/third_party_helpers",
+       "expected array, found null", ""},
+      {"helper_without_kind", with_helpers(R"([{"module_path": "m"}])"), missing_key,
+       "/core/third_party_helpers/0", "missing required key 'kind'", ""},
+      {"unknown_helper_kind", with_helpers(R"([{"kind": "function"}])"), value,
+       "/core/third_party_helpers/0/kind", "unknown helper kind 'function'", kHelperKinds},
+      {"method_without_class",
+       with_helpers(R"([{"kind": "method", "module_path": "m", "method_name": "f"}])"), missing_key,
+       "/core/third_party_helpers/0", "missing required key 'class_name'", ""},
       {"replacement_integer",
-       with_helpers(R"([{"kind": "python", "module_path": "m", "attr_name": "f", "replacement": 5}])"), type,
-       "/core/third_party_helpers/0/replacement", "expected string or null, found integer 5", ""},
+       with_helpers(
+           R"([{"kind": "python", "module_path": "m", "attr_name": "f", "replacement": 5}])"),
+       type, "/core/third_party_helpers/0/replacement", "expected string or null, found integer 5",
+       ""},
       {"jit_mode_null",
-       with_helpers(R"([{"kind": "jit", "module_path": "m", "attr_name": "f", "mode": null}])"), type,
-       "/core/third_party_helpers/0/mode", "expected string, found null", ""},
-      {"module_forward_without_target", with_helpers(R"([{"kind": "module_forward", "label": "x"}])"), missing_key,
+       with_helpers(R"([{"kind": "jit", "module_path": "m", "attr_name": "f", "mode": null}])"),
+       type, "/core/third_party_helpers/0/mode", "expected string, found null", ""},
+      {"module_forward_without_target",
+       with_helpers(R"([{"kind": "module_forward", "label": "x"}])"), missing_key,
        "/core/third_party_helpers/0", "missing required key 'target'", ""},
 
       // Shard fields.
@@ -197,44 +242,46 @@ std::vector<Case> catalogue() {
        R"(expected array, found string "positions")", ""},
       {"shard_field_integer", with_shard_fields("[1]"), type, "/core/shard_fields/0",
        "expected string, found integer 1", ""},
-      {"unknown_shard_field", with_shard_fields(R"(["positions", "velocities"])"), value, "/core/shard_fields/1",
-       "unknown shard field 'velocities'", kShardFields},
-      {"shard_field_twice", with_shard_fields(R"(["positions", "positions"])"), value, "/core/shard_fields/1",
-       "shard field 'positions' listed twice", ""},
+      {"unknown_shard_field", with_shard_fields(R"(["positions", "velocities"])"), value,
+       "/core/shard_fields/1", "unknown shard field 'velocities'", kShardFields},
+      {"shard_field_twice", with_shard_fields(R"(["positions", "positions"])"), value,
+       "/core/shard_fields/1", "shard field 'positions' listed twice", ""},
 
       // Top-level flags, keys and output classification.
-      {"system_reductions_string", with_top(R"("system_reductions": "yes")"), type, "/system_reductions",
-       R"(expected boolean, found string "yes")", ""},
-      {"gp_replicate_geometry_integer", with_top(R"("gp_replicate_geometry": 0)"), type, "/gp_replicate_geometry",
-       "expected boolean, found integer 0", ""},
+      {"system_reductions_string", with_top(R"("system_reductions": "yes")"), type,
+       "/system_reductions", R"(expected boolean, found string "yes")", ""},
+      {"gp_replicate_geometry_integer", with_top(R"("gp_replicate_geometry": 0)"), type,
+       "/gp_replicate_geometry", "expected boolean, found integer 0", ""},
       {"node_energy_key_integer", with_top(R"("node_energy_key": 1)"), type, "/node_energy_key",
        "expected string or null, found integer 1", ""},
       {"node_virial_key_bool", with_top(R"("node_virial_key": false)"), type, "/node_virial_key",
        "expected string or null, found boolean false", ""},
-      {"owned_only_string", with_top(R"("owned_only_outputs": "forces")"), type, "/owned_only_outputs",
-       R"(expected array, found string "forces")", ""},
-      {"all_reduce_null_entry", with_top(R"("all_reduce_outputs": ["stress", null])"), type, "/all_reduce_outputs/1",
-       "expected string, found null", ""},
+      {"owned_only_string", with_top(R"("owned_only_outputs": "forces")"), type,
+       "/owned_only_outputs", R"(expected array, found string "forces")", ""},
+      {"all_reduce_null_entry", with_top(R"("all_reduce_outputs": ["stress", null])"), type,
+       "/all_reduce_outputs/1", "expected string, found null", ""},
       {"output_kinds_string", with_top(R"("output_kinds": "per_node")"), type, "/output_kinds",
        R"(expected array of [name, kind] pairs or object, found string "per_node")", ""},
       {"output_kind_single", with_top(R"("output_kinds": [["energy"]])"), type, "/output_kinds/0",
        "expected [name, kind] pair, found array of 1 element", ""},
-      {"output_kind_triple", with_top(R"("output_kinds": [["energy", "per_graph", "x"]])"), type, "/output_kinds/0",
-       "expected [name, kind] pair, found array of 3 elements", ""},
-      {"output_kind_name_integer", with_top(R"("output_kinds": [[1, "per_graph"]])"), type, "/output_kinds/0/0",
-       "expected string, found integer 1", ""},
-      {"unknown_output_kind", with_top(R"("output_kinds": [["energy", "per_graph"], ["forces", "per_atom"]])"),
-       value, "/output_kinds/1/1", "unknown output kind 'per_atom'", kOutputKinds},
+      {"output_kind_triple", with_top(R"("output_kinds": [["energy", "per_graph", "x"]])"), type,
+       "/output_kinds/0", "expected [name, kind] pair, found array of 3 elements", ""},
+      {"output_kind_name_integer", with_top(R"("output_kinds": [[1, "per_graph"]])"), type,
+       "/output_kinds/0/0", "expected string, found integer 1", ""},
+      {"unknown_output_kind",
+       with_top(R"("output_kinds": [["energy", "per_graph"], ["forces", "per_atom"]])"), value,
+       "/output_kinds/1/1", "unknown output kind 'per_atom'", kOutputKinds},
       {"unknown_output_kind_object", with_top(R"("output_kinds": {"forces": "per_atom"})"), value,
        "/output_kinds/forces", "unknown output kind 'per_atom'", kOutputKinds},
-      {"output_kind_object_value_list", with_top(R"("output_kinds": {"forces": ["per_node"]})"), type,
-       "/output_kinds/forces", "expected string, found array of 1 element", ""},
-      {"output_listed_twice", with_top(R"("output_kinds": [["energy", "per_graph"], ["energy", "global"]])"), value,
+      {"output_kind_object_value_list", with_top(R"("output_kinds": {"forces": ["per_node"]})"),
+       type, "/output_kinds/forces", "expected string, found array of 1 element", ""},
+      {"output_listed_twice",
+       with_top(R"("output_kinds": [["energy", "per_graph"], ["energy", "global"]])"), value,
        "/output_kinds/1/0", "output 'energy' listed twice", ""},
-      {"long_name_is_cut", with_policy(R"({"kind": ")" + std::string(80, 'h') + R"("})"), value, "/core/policy/kind",
-       "unknown policy '" + std::string(64, 'h') + "...'", kPolicyKinds},
-      {"control_bytes_are_escaped", with_policy(R"({"kind": "a\u0001b\\"})"), value, "/core/policy/kind",
-       R"(unknown policy 'a\x01b\x5c')", kPolicyKinds},
+      {"long_name_is_cut", with_policy(R"({"kind": ")" + std::string(80, 'h') + R"("})"), value,
+       "/core/policy/kind", "unknown policy '" + std::string(64, 'h') + "...'", kPolicyKinds},
+      {"control_bytes_are_escaped", with_policy(R"({"kind": "a\u0001b\\"})"), value,
+       "/core/policy/kind", R"(unknown policy 'a\x01b\x5c')", kPolicyKinds},
   };
 }
 
@@ -260,7 +307,9 @@ TEST_P(SpecErrors, RejectedWithExactPointerAndMessage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, SpecErrors, ::testing::ValuesIn(catalogue()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(info.param.name);
+                         });
 
 TEST(SpecErrorsCatalogue, HasAtLeast45DistinctCases) { EXPECT_GE(catalogue().size(), 45u); }
 
@@ -273,14 +322,16 @@ TEST(SpecErrorsEmbedded, PointersCarryTheBasePointer) {
     FAIL() << "accepted";
   } catch (const distspec::Error& e) {
     EXPECT_EQ(e.pointer(), "/spec/core/policy/kind");
-    EXPECT_EQ(std::string(e.what()),
-              "model.json: /spec/core/policy/kind: unknown policy 'halo2'; expected one of local, shard, "
-              "graph_parallel, halo, refresh_halo");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "model.json: /spec/core/policy/kind: unknown policy 'halo2'; expected one of local, shard, "
+        "graph_parallel, halo, refresh_halo");
   }
 }
 
 TEST(SpecErrorsEmbedded, UnorderedJsonIsReadTheSameWay) {
-  const auto model = nlohmann::json::parse(R"({"spec": {"version": 2, "core": {"policy": {"kind": "halo"},
+  const auto model =
+      nlohmann::json::parse(R"({"spec": {"version": 2, "core": {"policy": {"kind": "halo"},
       "custom_ops": [{"op": "nope"}]}}})");
   try {
     distspec::mlip_spec_from_json(model["spec"], "model.json", "/spec");
@@ -299,7 +350,8 @@ TEST(SpecErrorsFile, MissingFileNamesTheFile) {
   } catch (const distspec::Error& e) {
     EXPECT_EQ(e.id(), distspec::error_id::io);
     EXPECT_EQ(e.file(), "/nonexistent/dir/spec.json");
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/dir/spec.json: cannot open: No such file or directory");
+    EXPECT_EQ(std::string(e.what()),
+              "/nonexistent/dir/spec.json: cannot open: No such file or directory");
   }
 }
 

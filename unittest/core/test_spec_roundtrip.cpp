@@ -117,12 +117,13 @@ TEST(BuiltSpecs, EwaldHalo) {
   const std::map<int, OutputTransform> three_sums{{0, sum}, {1, sum}, {2, sum}};
   MLIPSpec spec = halo_spec();
   spec.core.custom_ops = {
-      OpAdapter("alchemiops::_ewald_compute_partial_structure_factors", {{0, slice}, {1, slice}}, three_sums),
-      OpAdapter("alchemiops::_batch_ewald_compute_partial_structure_factors", {{0, slice}, {1, slice}, {5, slice}},
+      OpAdapter("alchemiops::_ewald_compute_partial_structure_factors", {{0, slice}, {1, slice}},
                 three_sums),
+      OpAdapter("alchemiops::_batch_ewald_compute_partial_structure_factors",
+                {{0, slice}, {1, slice}, {5, slice}}, three_sums),
       OpAdapter("alchemiops::_slab_compute_partial_moments", {{0, slice}, {1, slice}}, three_sums),
-      OpAdapter("alchemiops::_batch_slab_compute_partial_moments", {{0, slice}, {1, slice}, {2, slice}},
-                three_sums),
+      OpAdapter("alchemiops::_batch_slab_compute_partial_moments",
+                {{0, slice}, {1, slice}, {2, slice}}, three_sums),
   };
   spec.node_energy_key = "atomic_energies";
   spec.owned_only_outputs = {"forces"};
@@ -143,7 +144,8 @@ TEST(BuiltSpecs, UmaRefreshHalo) {
   MLIPSpec spec = halo_spec();
   spec.core.policy = StoragePolicy("refresh_halo");  // default scatter_mode "local"
   spec.core.third_party_helpers = {
-      wrap(uma + "escn_md", "eSCNMDBackbone", "_get_composition_info", "_distributed_composition_info"),
+      wrap(uma + "escn_md", "eSCNMDBackbone", "_get_composition_info",
+           "_distributed_composition_info"),
       wrap(uma + "escn_md_block", "eSCNMD_Block", "forward", "_distributed_escn_block_forward"),
       wrap(uma + "escn_md_block", "Edgewise", "forward", "_distributed_edgewise_fold"),
       wrap(uma + "nn.embedding", "EdgeDegreeEmbedding", "forward", "_distributed_edge_degree_fold"),
@@ -158,12 +160,15 @@ TEST(BuiltSpecs, UmaRefreshHalo) {
 
 TEST(BuiltSpecs, MaceHaloFromAMixedAdapterList) {
   MLIPSpec spec = halo_spec();
-  spec.core = with_adapters(spec.core, {
-      HelperRecord(MethodHelper{"e3nn.o3", "SphericalHarmonics", "forward", std::nullopt, "marshal"}),
-      HelperRecord(MethodHelper{"mace.modules.blocks", "RealAgnosticResidualInteractionBlock", "forward",
-                                "nvalchemi.distributed.helpers:neighbor_refresh_adapters.<locals>._refresh",
-                                "wrap"}),
-  });
+  spec.core = with_adapters(
+      spec.core,
+      {
+          HelperRecord(
+              MethodHelper{"e3nn.o3", "SphericalHarmonics", "forward", std::nullopt, "marshal"}),
+          HelperRecord(MethodHelper{
+              "mace.modules.blocks", "RealAgnosticResidualInteractionBlock", "forward",
+              "nvalchemi.distributed.helpers:neighbor_refresh_adapters.<locals>._refresh", "wrap"}),
+      });
   spec.all_reduce_outputs = {"stress"};
   expect_matches_golden(spec, "mace_halo");
 }
@@ -201,7 +206,8 @@ TEST(ReadRules, DefaultsOfAMinimalSpec) {
 }
 
 TEST(ReadRules, RefreshHaloDefaultsToALocalScatter) {
-  const MLIPSpec spec = read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "refresh_halo"}}})");
+  const MLIPSpec spec =
+      read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "refresh_halo"}}})");
   EXPECT_EQ(spec.core.policy.scatter_mode, "local");
   EXPECT_EQ(spec.core.policy.gather_mode, "halo_read");
   EXPECT_FALSE(spec.core.policy.halo_scatter());
@@ -240,7 +246,8 @@ TEST(ReadRules, UnknownKeysAreIgnored) {
                "third_party_helpers": [{"kind": "jit", "module_path": "m", "attr_name": "f", "since": 3}]}})");
   EXPECT_EQ(spec.core.policy, StoragePolicy("shard"));
   EXPECT_EQ(spec.core.custom_ops.at(0), OpAdapter("a::b", {{0, ArgTransform::gather_inputs}}));
-  EXPECT_EQ(spec.core.third_party_helpers.at(0), HelperRecord(JitHelper{"m", "f", std::nullopt, "eager"}));
+  EXPECT_EQ(spec.core.third_party_helpers.at(0),
+            HelperRecord(JitHelper{"m", "f", std::nullopt, "eager"}));
 }
 
 TEST(ReadRules, PositionsAreWrittenInAscendingIntegerOrder) {
@@ -257,18 +264,22 @@ TEST(ReadRules, PositionsAreWrittenInAscendingIntegerOrder) {
 
 TEST(ReadRules, ShardFieldsOmittedOnlyWhenExactlyTheDefault) {
   auto shard_fields_of = [](const std::string& fields) {
-    return R"({"version": 2, "core": {"policy": {"kind": "local"}, "shard_fields": )" + fields + "}}";
+    return R"({"version": 2, "core": {"policy": {"kind": "local"}, "shard_fields": )" + fields +
+           "}}";
   };
   // The default, spelled out, is written by leaving it out.
-  const std::string spelled = write_mlip_spec(read_mlip_spec(shard_fields_of(R"(["positions", "charges", "atomic_numbers"])")));
+  const std::string spelled = write_mlip_spec(
+      read_mlip_spec(shard_fields_of(R"(["positions", "charges", "atomic_numbers"])")));
   EXPECT_EQ(spelled.find("shard_fields"), std::string::npos);
   // Another order is not the default and is kept as given.
   const MLIPSpec reordered = read_mlip_spec(shard_fields_of(R"(["charges", "positions"])"));
   EXPECT_EQ(reordered.core.shard_fields, (std::vector<std::string>{"charges", "positions"}));
-  EXPECT_NE(write_mlip_spec(reordered).find("\"shard_fields\": [\n      \"charges\",\n      \"positions\"\n    ]"),
+  EXPECT_NE(write_mlip_spec(reordered).find(
+                "\"shard_fields\": [\n      \"charges\",\n      \"positions\"\n    ]"),
             std::string::npos);
   // [] means "promote nothing" and is kept.
-  EXPECT_NE(write_mlip_spec(read_mlip_spec(shard_fields_of("[]"))).find("\"shard_fields\": []"), std::string::npos);
+  EXPECT_NE(write_mlip_spec(read_mlip_spec(shard_fields_of("[]"))).find("\"shard_fields\": []"),
+            std::string::npos);
 }
 
 TEST(ReadRules, NonHaloPoliciesAreWrittenAsKindOnly) {
@@ -276,14 +287,16 @@ TEST(ReadRules, NonHaloPoliciesAreWrittenAsKindOnly) {
     MLIPSpec spec;
     spec.core.policy = StoragePolicy(kind);
     const std::string out = write_mlip_spec(spec);
-    EXPECT_NE(out.find(std::string("\"policy\": {\n      \"kind\": \"") + kind + "\"\n    }"), std::string::npos)
+    EXPECT_NE(out.find(std::string("\"policy\": {\n      \"kind\": \"") + kind + "\"\n    }"),
+              std::string::npos)
         << out;
     EXPECT_EQ(read_mlip_spec(out), spec);
   }
 }
 
 TEST(ReadRules, HelperReplacementsAndPlaceholdersAreKeptVerbatim) {
-  const std::string in = R"({"version": 2, "core": {"policy": {"kind": "halo"}, "third_party_helpers": [
+  const std::string in =
+      R"({"version": 2, "core": {"policy": {"kind": "halo"}, "third_party_helpers": [
       {"kind": "module_forward", "target": "<declared module_forward:cueq_conv_halo>", "label": "cueq_conv_halo"},
       {"kind": "python", "module_path": "m", "attr_name": "f", "replacement": null},
       {"kind": "python", "module_path": "m", "attr_name": "g", "replacement": "pkg.mod:f.<locals>._g"}]}})";
@@ -291,25 +304,31 @@ TEST(ReadRules, HelperReplacementsAndPlaceholdersAreKeptVerbatim) {
   EXPECT_EQ(std::get<ModuleForwardHelper>(spec.core.third_party_helpers[0]).target,
             "<declared module_forward:cueq_conv_halo>");
   EXPECT_FALSE(std::get<PythonHelper>(spec.core.third_party_helpers[1]).replacement);
-  EXPECT_EQ(std::get<PythonHelper>(spec.core.third_party_helpers[2]).replacement, "pkg.mod:f.<locals>._g");
+  EXPECT_EQ(std::get<PythonHelper>(spec.core.third_party_helpers[2]).replacement,
+            "pkg.mod:f.<locals>._g");
   const std::string out = write_mlip_spec(spec);
   EXPECT_NE(out.find("\"replacement\": null"), std::string::npos);
   EXPECT_EQ(read_mlip_spec(out), spec);
 }
 
 TEST(ReadRules, OptionalHelperFieldsTakeNvalchemiDefaults) {
-  const MLIPSpec spec = read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "halo"}, "third_party_helpers": [
+  const MLIPSpec spec =
+      read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "halo"}, "third_party_helpers": [
       {"kind": "jit", "module_path": "m", "attr_name": "f"},
       {"kind": "method", "module_path": "m", "class_name": "C", "method_name": "f"},
       {"kind": "module_forward", "target": "t"}]}})");
-  EXPECT_EQ(spec.core.third_party_helpers[0], HelperRecord(JitHelper{"m", "f", std::nullopt, "eager"}));
-  EXPECT_EQ(spec.core.third_party_helpers[1], HelperRecord(MethodHelper{"m", "C", "f", std::nullopt, "wrap"}));
-  EXPECT_EQ(spec.core.third_party_helpers[2], HelperRecord(ModuleForwardHelper{"t", "module_forward"}));
+  EXPECT_EQ(spec.core.third_party_helpers[0],
+            HelperRecord(JitHelper{"m", "f", std::nullopt, "eager"}));
+  EXPECT_EQ(spec.core.third_party_helpers[1],
+            HelperRecord(MethodHelper{"m", "C", "f", std::nullopt, "wrap"}));
+  EXPECT_EQ(spec.core.third_party_helpers[2],
+            HelperRecord(ModuleForwardHelper{"t", "module_forward"}));
 }
 
 TEST(ReadRules, NonAsciiNamesRoundTripAsPythonWritesThem) {
-  const std::string in = "{\"version\": 2, \"core\": {\"policy\": {\"kind\": \"halo\"}}, "
-                         "\"node_energy_key\": \"\xc3\xa9nergie \xf0\x9f\x98\x80\"}";
+  const std::string in =
+      "{\"version\": 2, \"core\": {\"policy\": {\"kind\": \"halo\"}}, "
+      "\"node_energy_key\": \"\xc3\xa9nergie \xf0\x9f\x98\x80\"}";
   const MLIPSpec spec = read_mlip_spec(in);
   EXPECT_EQ(spec.node_energy_key, "\xc3\xa9nergie \xf0\x9f\x98\x80");
   const std::string out = write_mlip_spec(spec);
@@ -320,7 +339,8 @@ TEST(ReadRules, NonAsciiNamesRoundTripAsPythonWritesThem) {
 TEST(ReadRules, SpecEmbeddedInAModelFile) {
   const std::string model = R"({"architecture": "x", "spec": )" + golden("ewald_halo") + "}";
   const auto doc = nlohmann::ordered_json::parse(model);
-  EXPECT_EQ(mlip_spec_from_json(doc.at("spec"), "model.json", "/spec"), read_mlip_spec(golden("ewald_halo")));
+  EXPECT_EQ(mlip_spec_from_json(doc.at("spec"), "model.json", "/spec"),
+            read_mlip_spec(golden("ewald_halo")));
 }
 
 // --- Writing rules -----------------------------------------------------------------------------

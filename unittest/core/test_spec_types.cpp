@@ -20,15 +20,18 @@ TEST(ErrorType, WhatLeavesOutEmptyParts) {
 }
 
 TEST(ErrorType, CopiesWithFileAndPointerPrefix) {
-  const Error e("spec.value", "/core/policy/kind", "unknown policy 'halo2'", "expected one of local");
+  const Error e("spec.value", "/core/policy/kind", "unknown policy 'halo2'",
+                "expected one of local");
   const Error moved = e.with_file("model.json").with_pointer_prefix("/spec");
   EXPECT_EQ(moved.id(), "spec.value");
   EXPECT_EQ(moved.file(), "model.json");
   EXPECT_EQ(moved.pointer(), "/spec/core/policy/kind");
   EXPECT_EQ(moved.message(), e.message());
   EXPECT_EQ(moved.hint(), e.hint());
-  EXPECT_STREQ(moved.what(), "model.json: /spec/core/policy/kind: unknown policy 'halo2'; expected one of local");
-  EXPECT_STREQ(e.what(), "/core/policy/kind: unknown policy 'halo2'; expected one of local");  // unchanged
+  EXPECT_STREQ(moved.what(),
+               "model.json: /spec/core/policy/kind: unknown policy 'halo2'; expected one of local");
+  EXPECT_STREQ(e.what(),
+               "/core/policy/kind: unknown policy 'halo2'; expected one of local");  // unchanged
 }
 
 TEST(ErrorType, IsARuntimeError) {
@@ -73,7 +76,8 @@ TEST(Policy, ConstructionChecks) {
 
 TEST(Policy, RegisteredKindsAreReadAndWritten) {
   register_policy_kind({"test_ring_halo", true, "halo_correction", "local"});
-  const MLIPSpec spec = read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "test_ring_halo"}}})");
+  const MLIPSpec spec =
+      read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "test_ring_halo"}}})");
   EXPECT_EQ(spec.core.policy.gather_mode, "local");
   EXPECT_TRUE(spec.core.policy.halo_scatter());
   EXPECT_NE(write_mlip_spec(spec).find("\"gather_mode\": \"local\""), std::string::npos);
@@ -92,7 +96,8 @@ TEST(OpAdapterType, NamesAndTransformNames) {
   }
   EXPECT_THROW(OpAdapter("a::b", {{-1, ArgTransform::slice_owned}}), Error);
   EXPECT_THROW(OpAdapter("a::b", {}, {{-3, OutputTransform::all_reduce_sum}}), Error);
-  for (auto t : {ArgTransform::gather_inputs, ArgTransform::gather_inputs_full, ArgTransform::slice_owned}) {
+  for (auto t :
+       {ArgTransform::gather_inputs, ArgTransform::gather_inputs_full, ArgTransform::slice_owned}) {
     EXPECT_EQ(arg_transform_from_string(to_string(t)), t);
   }
   for (auto t : {OutputTransform::scatter_outputs, OutputTransform::all_reduce_sum,
@@ -105,7 +110,8 @@ TEST(OpAdapterType, NamesAndTransformNames) {
 }
 
 TEST(OutputKindNames, RoundTrip) {
-  for (auto k : {OutputKind::per_node, OutputKind::per_graph, OutputKind::global, OutputKind::unknown}) {
+  for (auto k :
+       {OutputKind::per_node, OutputKind::per_graph, OutputKind::global, OutputKind::unknown}) {
     EXPECT_EQ(output_kind_from_string(to_string(k)), k);
   }
   EXPECT_FALSE(output_kind_from_string("per_atom"));
@@ -116,6 +122,8 @@ struct MeaningCase {
   HelperRecord helper;
   NativeAction action;
 };
+
+void PrintTo(const MeaningCase& c, std::ostream* os) { *os << c.name; }
 
 class NativeMeaning : public ::testing::TestWithParam<MeaningCase> {};
 
@@ -133,57 +141,77 @@ TEST_P(NativeMeaning, IsRecognised) {
 INSTANTIATE_TEST_SUITE_P(
     Helpers, NativeMeaning,
     ::testing::Values(
-        MeaningCase{"marshal", MethodHelper{"e3nn.o3", "SphericalHarmonics", "forward", std::nullopt, "marshal"},
+        MeaningCase{
+            "marshal",
+            MethodHelper{"e3nn.o3", "SphericalHarmonics", "forward", std::nullopt, "marshal"},
+            NativeAction::nothing},
+        MeaningCase{"jit", JitHelper{"m", "envelopes", std::string("m:plain"), "eager"},
                     NativeAction::nothing},
-        MeaningCase{"jit", JitHelper{"m", "envelopes", std::string("m:plain"), "eager"}, NativeAction::nothing},
         MeaningCase{"mace_refresh",
-                    MethodHelper{"mace.modules.blocks", "RealAgnosticResidualInteractionBlock", "forward",
-                                 "nvalchemi.distributed.helpers:neighbor_refresh_adapters.<locals>._refresh", "wrap"},
+                    MethodHelper{
+                        "mace.modules.blocks", "RealAgnosticResidualInteractionBlock", "forward",
+                        "nvalchemi.distributed.helpers:neighbor_refresh_adapters.<locals>._refresh",
+                        "wrap"},
                     NativeAction::refresh_neighbours},
-        MeaningCase{"mace_product", MethodHelper{"mace.modules.blocks", "EquivariantProductBasisBlock", "forward",
-                                                 "nvalchemi.models.mace:_mace_product_block_static_index_forward",
-                                                 "wrap"},
-                    NativeAction::refresh_neighbours},
-        MeaningCase{"cueq_module_forward",
-                    ModuleForwardHelper{"cuequivariance_torch.primitives.tensor_product.TensorProductUniform1d.forward",
-                                        "cueq_conv_halo"},
-                    NativeAction::refresh_neighbours},
+        MeaningCase{
+            "mace_product",
+            MethodHelper{"mace.modules.blocks", "EquivariantProductBasisBlock", "forward",
+                         "nvalchemi.models.mace:_mace_product_block_static_index_forward", "wrap"},
+            NativeAction::refresh_neighbours},
+        MeaningCase{
+            "cueq_module_forward",
+            ModuleForwardHelper{
+                "cuequivariance_torch.primitives.tensor_product.TensorProductUniform1d.forward",
+                "cueq_conv_halo"},
+            NativeAction::refresh_neighbours},
         MeaningCase{"aimnet_mol_sum",
-                    PythonHelper{"aimnet.nbops", "mol_sum", "nvalchemi.models.aimnet2:_distributed_mol_sum"},
+                    PythonHelper{"aimnet.nbops", "mol_sum",
+                                 "nvalchemi.models.aimnet2:_distributed_mol_sum"},
                     NativeAction::owned_system_sum},
-        MeaningCase{"aimnet_conv_sv", MethodHelper{"aimnet.modules.aev", "ConvSV", "forward",
-                                                   "nvalchemi.models.aimnet2:_distributed_conv_sv_forward", "wrap"},
+        MeaningCase{"aimnet_conv_sv",
+                    MethodHelper{"aimnet.modules.aev", "ConvSV", "forward",
+                                 "nvalchemi.models.aimnet2:_distributed_conv_sv_forward", "wrap"},
                     NativeAction::refresh_neighbours},
-        MeaningCase{"aimnet_coulomb", MethodHelper{"aimnet.modules.lr", "LRCoulomb", "forward",
-                                                   "nvalchemi.models.aimnet2:_distributed_coulomb_forward", "wrap"},
+        MeaningCase{"aimnet_coulomb",
+                    MethodHelper{"aimnet.modules.lr", "LRCoulomb", "forward",
+                                 "nvalchemi.models.aimnet2:_distributed_coulomb_forward", "wrap"},
                     NativeAction::refresh_neighbours},
         MeaningCase{"uma_composition",
-                    MethodHelper{"fairchem.core.models.uma.escn_md", "eSCNMDBackbone", "_get_composition_info",
+                    MethodHelper{"fairchem.core.models.uma.escn_md", "eSCNMDBackbone",
+                                 "_get_composition_info",
                                  "nvalchemi.models.uma:_distributed_composition_info", "wrap"},
                     NativeAction::owned_system_sum},
-        MeaningCase{"uma_block", MethodHelper{"fairchem.core.models.uma.escn_md_block", "eSCNMD_Block", "forward",
-                                              "nvalchemi.models.uma:_distributed_escn_block_forward", "wrap"},
-                    NativeAction::refresh_neighbours},
-        MeaningCase{"uma_edgewise", MethodHelper{"fairchem.core.models.uma.escn_md_block", "Edgewise", "forward",
-                                                 "nvalchemi.models.uma:_distributed_edgewise_fold", "wrap"},
+        MeaningCase{
+            "uma_block",
+            MethodHelper{"fairchem.core.models.uma.escn_md_block", "eSCNMD_Block", "forward",
+                         "nvalchemi.models.uma:_distributed_escn_block_forward", "wrap"},
+            NativeAction::refresh_neighbours},
+        MeaningCase{"uma_edgewise",
+                    MethodHelper{"fairchem.core.models.uma.escn_md_block", "Edgewise", "forward",
+                                 "nvalchemi.models.uma:_distributed_edgewise_fold", "wrap"},
                     NativeAction::fold_to_owners},
-        MeaningCase{"uma_edge_degree",
-                    MethodHelper{"fairchem.core.models.uma.nn.embedding", "EdgeDegreeEmbedding", "forward",
-                                 "nvalchemi.models.uma:_distributed_edge_degree_fold", "wrap"},
-                    NativeAction::fold_to_owners},
-        MeaningCase{"uma_reduce", PythonHelper{"fairchem.core.models.uma.outputs", "reduce_node_to_system",
-                                               "nvalchemi.models.uma:_distributed_reduce_node_to_system"},
+        MeaningCase{
+            "uma_edge_degree",
+            MethodHelper{"fairchem.core.models.uma.nn.embedding", "EdgeDegreeEmbedding", "forward",
+                         "nvalchemi.models.uma:_distributed_edge_degree_fold", "wrap"},
+            NativeAction::fold_to_owners},
+        MeaningCase{"uma_reduce",
+                    PythonHelper{"fairchem.core.models.uma.outputs", "reduce_node_to_system",
+                                 "nvalchemi.models.uma:_distributed_reduce_node_to_system"},
                     NativeAction::owned_system_sum},
-        MeaningCase{"uma_undo_refs",
-                    MethodHelper{"fairchem.core.models.uma.common.rotation", "ElementReferences", "undo_refs",
-                                 "nvalchemi.models.uma:_distributed_undo_refs", "wrap"},
-                    NativeAction::owned_system_sum},
+        MeaningCase{
+            "uma_undo_refs",
+            MethodHelper{"fairchem.core.models.uma.common.rotation", "ElementReferences",
+                         "undo_refs", "nvalchemi.models.uma:_distributed_undo_refs", "wrap"},
+            NativeAction::owned_system_sum},
         MeaningCase{"target_name_without_replacement",
-                    PythonHelper{"aimnet.nbops", "mol_sum", std::nullopt}, NativeAction::owned_system_sum},
+                    PythonHelper{"aimnet.nbops", "mol_sum", std::nullopt},
+                    NativeAction::owned_system_sum},
         MeaningCase{"unknown", PythonHelper{"pkg.mod", "mystery", std::string("pkg.dist:_mystery")},
                     NativeAction::unknown},
         MeaningCase{"unknown_without_replacement",
-                    MethodHelper{"pkg.mod", "Block", "forward", std::nullopt, "wrap"}, NativeAction::unknown}),
+                    MethodHelper{"pkg.mod", "Block", "forward", std::nullopt, "wrap"},
+                    NativeAction::unknown}),
     [](const ::testing::TestParamInfo<MeaningCase>& info) { return std::string(info.param.name); });
 
 TEST(HelperRecordType, KindsAndTargets) {
@@ -197,12 +225,13 @@ TEST(HelperRecordType, KindsAndTargets) {
 TEST(AdapterLowering, SplitsAndKeepsOrderAfterExistingEntries) {
   DistributionSpec core;
   core.custom_ops = {OpAdapter("a::first")};
-  const DistributionSpec out = with_adapters(core, {
-      OpAdapter("a::second"),
-      HelperRecord(PythonHelper{"m", "one", std::nullopt}),
-      OpAdapter("a::third", {{1, ArgTransform::slice_owned}}),
-      HelperRecord(ModuleForwardHelper{"t", "two"}),
-  });
+  const DistributionSpec out =
+      with_adapters(core, {
+                              OpAdapter("a::second"),
+                              HelperRecord(PythonHelper{"m", "one", std::nullopt}),
+                              OpAdapter("a::third", {{1, ArgTransform::slice_owned}}),
+                              HelperRecord(ModuleForwardHelper{"t", "two"}),
+                          });
   ASSERT_EQ(out.custom_ops.size(), 3u);
   EXPECT_EQ(out.custom_ops[0].op, "a::first");
   EXPECT_EQ(out.custom_ops[1].op, "a::second");

@@ -11,7 +11,9 @@ namespace {
 using distspec::kMaxJsonDepth;
 using distspec::parse_json_strict;
 
-std::string nested_arrays(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
 
 TEST(StrictJson, KeepsKeyOrder) {
   const auto v = parse_json_strict(R"({"z": 1, "a": {"y": 2, "b": 3}})");
@@ -28,7 +30,8 @@ TEST(StrictJson, SkipsAUtf8ByteOrderMark) {
 }
 
 TEST(StrictJson, EqualKeysInDifferentObjectsAreFine) {
-  EXPECT_NO_THROW(parse_json_strict(R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 3}, {"k": 4}]})"));
+  EXPECT_NO_THROW(
+      parse_json_strict(R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 3}, {"k": 4}]})"));
 }
 
 TEST(StrictJson, ValidMultibyteUtf8OutsideAStringIsASyntaxError) {
@@ -36,8 +39,9 @@ TEST(StrictJson, ValidMultibyteUtf8OutsideAStringIsASyntaxError) {
     parse_json_strict("[\xc3\xa9]");
     FAIL() << "accepted";
   } catch (const distspec::Error& e) {
-    EXPECT_EQ(e.message(), "invalid JSON at byte 1 (line 1, column 2): syntax error while parsing value - "
-                           "invalid literal");
+    EXPECT_EQ(e.message(),
+              "invalid JSON at byte 1 (line 1, column 2): syntax error while parsing value - "
+              "invalid literal");
   }
 }
 

@@ -27,7 +27,8 @@ void check_json_round_trip(std::string_view bytes) {
     return;
   }
   const std::string text = distspec::dump_python_json(doc);
-  if (distspec::parse_json_strict(text) != doc) finding("dump_python_json does not read back to the same value");
+  if (distspec::parse_json_strict(text) != doc)
+    finding("dump_python_json does not read back to the same value");
 }
 
 void check_spec_round_trip(std::string_view bytes) {

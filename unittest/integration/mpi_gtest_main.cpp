@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "library.h"
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -15,6 +17,10 @@ int main(int argc, char **argv)
   }
   int failed = RUN_ALL_TESTS();
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#ifdef DISTSPEC_LAMMPS_HAS_KOKKOS
+  // Kokkos initialises once per process (the first `-k on` instance) and finalises here.
+  lammps_kokkos_finalize();
+#endif
   MPI_Finalize();
   return failed;
 }

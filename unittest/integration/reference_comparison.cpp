@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -11,6 +12,28 @@
 namespace distspec::testing {
 
 namespace {
+
+// Atom IDs from create_atoms depend on the processor grid; positions do not. Per-atom arrays are
+// put in the order of their atoms' coordinates so runs on different grids compare atom by atom.
+void canonical_order(const std::vector<double>& x, Observables& o)
+{
+  const std::size_t n = x.size() / 3;
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  auto key = [&](std::size_t i) {
+    return std::array<long long, 3>{std::llround(x[3 * i] * 1e6), std::llround(x[3 * i + 1] * 1e6),
+                                    std::llround(x[3 * i + 2] * 1e6)};
+  };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  auto permute = [&](std::vector<double>& v) {
+    const std::size_t width = n ? v.size() / n : 0;
+    std::vector<double> out(v.size());
+    for (std::size_t k = 0; k < n; ++k)
+      for (std::size_t c = 0; c < width; ++c) out[k * width + c] = v[order[k] * width + c];
+    v.swap(out);
+  };
+  for (auto* v : {&o.forces, &o.energy_atom, &o.virial_atom}) permute(*v);
+}
 
 Observables evaluate_with(const std::string& setup, const std::string& pair, const std::vector<std::string>& args,
                           MPI_Comm comm)
@@ -29,6 +52,7 @@ run 0 post no
   o.virial = lmp.compute_vector("vir", 6);
   o.energy_atom = lmp.gather("c_pea", 1);
   o.virial_atom = lmp.gather("c_sa", 6);
+  canonical_order(lmp.gather("x", 3), o);
   return o;
 }
 

@@ -119,6 +119,8 @@ struct Variant {
   bool newton;
 };
 
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.deck.name << (v.newton ? " newton on" : " newton off"); }
+
 class ReferenceStyles : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(ReferenceStyles, AgreeOnEveryGrid)

@@ -14,7 +14,7 @@ namespace distspec {
 // The per-row inputs the runtime can hand a model as halo-aware rows. It is also the default
 // when a spec leaves shard_fields out, and then the writer leaves it out too.
 const std::vector<std::string>& default_shard_fields();  // positions, charges, atomic_numbers
-std::string shard_field_list();                           // "positions, charges, atomic_numbers"
+std::string shard_field_list();                          // "positions, charges, atomic_numbers"
 
 struct DistributionSpec {
   StoragePolicy policy;

@@ -58,13 +58,12 @@ bool operator==(const ModuleForwardHelper& a, const ModuleForwardHelper& b) {
 }
 
 std::string_view helper_kind(const HelperRecord& h) {
-  return std::visit(Overloaded{[](const JitHelper&) { return std::string_view("jit"); },
-                               [](const PythonHelper&) { return std::string_view("python"); },
-                               [](const MethodHelper&) { return std::string_view("method"); },
-                               [](const ModuleForwardHelper&) {
-                                 return std::string_view("module_forward");
-                               }},
-                    h);
+  return std::visit(
+      Overloaded{[](const JitHelper&) { return std::string_view("jit"); },
+                 [](const PythonHelper&) { return std::string_view("python"); },
+                 [](const MethodHelper&) { return std::string_view("method"); },
+                 [](const ModuleForwardHelper&) { return std::string_view("module_forward"); }},
+      h);
 }
 
 std::string helper_kind_list() { return "jit, python, method, module_forward"; }
@@ -102,7 +101,8 @@ std::string_view to_string(NativeAction a) {
   switch (a) {
     case NativeAction::nothing: return "nothing to do natively (marshal)";
     case NativeAction::refresh_neighbours: return "refresh neighbours (per-layer halo refresh)";
-    case NativeAction::fold_to_owners: return "fold halo contributions to owners (reverse exchange)";
+    case NativeAction::fold_to_owners:
+      return "fold halo contributions to owners (reverse exchange)";
     case NativeAction::owned_system_sum: return "owned-only system sum + all-reduce";
     case NativeAction::unknown: break;
   }

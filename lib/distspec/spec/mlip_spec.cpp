@@ -35,7 +35,8 @@ std::optional<OutputKind> output_kind_from_string(std::string_view name) {
 
 std::string output_kind_list() {
   std::string list;
-  for (const auto& entry : kKindNames) list += (list.empty() ? "" : ", ") + std::string(entry.second);
+  for (const auto& entry : kKindNames)
+    list += (list.empty() ? "" : ", ") + std::string(entry.second);
   return list;
 }
 
@@ -46,8 +47,12 @@ std::optional<OutputKind> MLIPSpec::output_kind(std::string_view name) const {
   return std::nullopt;
 }
 
-bool MLIPSpec::is_owned_only(std::string_view name) const { return contains(owned_only_outputs, name); }
-bool MLIPSpec::is_all_reduce(std::string_view name) const { return contains(all_reduce_outputs, name); }
+bool MLIPSpec::is_owned_only(std::string_view name) const {
+  return contains(owned_only_outputs, name);
+}
+bool MLIPSpec::is_all_reduce(std::string_view name) const {
+  return contains(all_reduce_outputs, name);
+}
 
 bool operator==(const MLIPSpec& a, const MLIPSpec& b) {
   return a.core == b.core && a.system_reductions == b.system_reductions &&

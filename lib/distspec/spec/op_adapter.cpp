@@ -67,11 +67,14 @@ std::optional<std::string> op_name_problem(std::string_view op) {
 
 OpAdapter::OpAdapter(std::string op_name, std::map<int, ArgTransform> args,
                      std::map<int, OutputTransform> outputs)
-    : op(std::move(op_name)), arg_transforms(std::move(args)), output_transforms(std::move(outputs)) {
+    : op(std::move(op_name)),
+      arg_transforms(std::move(args)),
+      output_transforms(std::move(outputs)) {
   if (auto problem = op_name_problem(op)) throw Error(error_id::value, "", *problem);
   const bool negative = (!arg_transforms.empty() && arg_transforms.begin()->first < 0) ||
                         (!output_transforms.empty() && output_transforms.begin()->first < 0);
-  if (negative) throw Error(error_id::value, "", "op " + quote(op) + " has a negative transform position");
+  if (negative)
+    throw Error(error_id::value, "", "op " + quote(op) + " has a negative transform position");
 }
 
 bool operator==(const OpAdapter& a, const OpAdapter& b) {

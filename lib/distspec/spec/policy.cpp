@@ -81,7 +81,8 @@ StoragePolicy::StoragePolicy(std::string kind_name, std::optional<std::string> s
   }
   if (!info->halo) {
     if (scatter || gather) {
-      throw Error(error_id::value, "", "policy " + quote(kind) + " takes no scatter_mode or gather_mode");
+      throw Error(error_id::value, "",
+                  "policy " + quote(kind) + " takes no scatter_mode or gather_mode");
     }
     return;
   }

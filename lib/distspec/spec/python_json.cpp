@@ -45,8 +45,12 @@ void dump(const Json& v, int indent, int level, std::string& out) {
   switch (v.type()) {
     case Json::value_t::null: out += "null"; return;
     case Json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; return;
-    case Json::value_t::number_integer: out += std::to_string(v.get<Json::number_integer_t>()); return;
-    case Json::value_t::number_unsigned: out += std::to_string(v.get<Json::number_unsigned_t>()); return;
+    case Json::value_t::number_integer:
+      out += std::to_string(v.get<Json::number_integer_t>());
+      return;
+    case Json::value_t::number_unsigned:
+      out += std::to_string(v.get<Json::number_unsigned_t>());
+      return;
     case Json::value_t::number_float: out += python_float_repr(v.get<double>()); return;
     case Json::value_t::string: out += python_json_string(v.get_ref<const std::string&>()); return;
     case Json::value_t::array: {
@@ -98,13 +102,34 @@ std::string python_json_string(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const char c = s[i];
     switch (c) {
-      case '"': out += "\\\""; ++i; continue;
-      case '\\': out += "\\\\"; ++i; continue;
-      case '\n': out += "\\n"; ++i; continue;
-      case '\r': out += "\\r"; ++i; continue;
-      case '\t': out += "\\t"; ++i; continue;
-      case '\b': out += "\\b"; ++i; continue;
-      case '\f': out += "\\f"; ++i; continue;
+      case '"':
+        out += "\\\"";
+        ++i;
+        continue;
+      case '\\':
+        out += "\\\\";
+        ++i;
+        continue;
+      case '\n':
+        out += "\\n";
+        ++i;
+        continue;
+      case '\r':
+        out += "\\r";
+        ++i;
+        continue;
+      case '\t':
+        out += "\\t";
+        ++i;
+        continue;
+      case '\b':
+        out += "\\b";
+        ++i;
+        continue;
+      case '\f':
+        out += "\\f";
+        ++i;
+        continue;
       default: break;
     }
     if (c >= 0x20 && c <= 0x7E) {  // Python's ensure_ascii keeps exactly ' '..'~' as they are
@@ -136,8 +161,10 @@ std::string python_float_repr(double v) {
   const auto e = text.find('e');
   std::string sign, digits;
   for (char c : text.substr(0, e)) {
-    if (c == '-') sign = "-";
-    else if (c != '.') digits += c;
+    if (c == '-')
+      sign = "-";
+    else if (c != '.')
+      digits += c;
   }
   const int exponent = std::atoi(std::string(text.substr(e + 1)).c_str());
   const int decpt = exponent + 1;  // digits d1d2... mean 0.d1d2... * 10^decpt

@@ -3,10 +3,9 @@
 // identical to the ones Python writes (no trailing newline).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace distspec {
 

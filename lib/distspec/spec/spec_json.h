@@ -4,10 +4,9 @@
 // bytes of json.dumps(spec.to_dict(), indent=2).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "distspec/error.h"
 #include "distspec/spec/mlip_spec.h"

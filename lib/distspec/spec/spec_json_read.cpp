@@ -31,7 +31,8 @@ std::string describe(const Json& v) {
     case Json::value_t::boolean: return v.template get<bool>() ? "boolean true" : "boolean false";
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned: return "integer " + v.dump();
-    case Json::value_t::number_float: return "number " + python_float_repr(v.template get<double>());
+    case Json::value_t::number_float:
+      return "number " + python_float_repr(v.template get<double>());
     case Json::value_t::string: {
       std::string s = v.template get<std::string>();
       constexpr std::size_t kMax = 64;
@@ -42,14 +43,16 @@ std::string describe(const Json& v) {
     }
     case Json::value_t::array:
       return v.empty() ? "empty array"
-                       : "array of " + std::to_string(v.size()) + (v.size() == 1 ? " element" : " elements");
+                       : "array of " + std::to_string(v.size()) +
+                             (v.size() == 1 ? " element" : " elements");
     case Json::value_t::object: return "object";
     default: return "binary data";
   }
 }
 
 template <class Json>
-[[noreturn]] void fail_type(const std::string& pointer, const std::string& expected, const Json& found) {
+[[noreturn]] void fail_type(const std::string& pointer, const std::string& expected,
+                            const Json& found) {
   fail(error_id::type, pointer, "expected " + expected + ", found " + describe(found));
 }
 
@@ -91,7 +94,8 @@ std::string required_string(const Json& obj, const std::string& pointer, const c
 
 // Absent -> nullopt; present -> must be a string.
 template <class Json>
-std::optional<std::string> optional_string(const Json& obj, const std::string& pointer, const char* key) {
+std::optional<std::string> optional_string(const Json& obj, const std::string& pointer,
+                                           const char* key) {
   const Json* v = member(obj, key);
   if (!v) return std::nullopt;
   return string_at(*v, pointer + "/" + key);
@@ -99,7 +103,8 @@ std::optional<std::string> optional_string(const Json& obj, const std::string& p
 
 // Absent or null -> nullopt; otherwise a string.
 template <class Json>
-std::optional<std::string> string_or_null(const Json& obj, const std::string& pointer, const char* key) {
+std::optional<std::string> string_or_null(const Json& obj, const std::string& pointer,
+                                          const char* key) {
   const Json* v = member(obj, key);
   if (!v || v->is_null()) return std::nullopt;
   if (!v->is_string()) fail_type(pointer + "/" + key, "string or null", *v);
@@ -134,14 +139,15 @@ std::vector<std::string> name_set(const Json& obj, const std::string& pointer, c
 // has one spelling and the writer's ascending order is well defined.
 int parse_position(const std::string& text, const std::string& pointer) {
   const char* hint = "write positions as \"0\", \"1\", \"2\", ...";
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                                   [](char c) { return c >= '0' && c <= '9'; });
   if (!digits) {
-    const bool negative = text.size() > 1 && text[0] == '-' &&
-                          std::all_of(text.begin() + 1, text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool negative =
+        text.size() > 1 && text[0] == '-' &&
+        std::all_of(text.begin() + 1, text.end(), [](char c) { return c >= '0' && c <= '9'; });
     fail(error_id::value, pointer,
-         "position " + quote(text) + (negative ? " is negative" : " is not a decimal integer"), hint);
+         "position " + quote(text) + (negative ? " is negative" : " is not a decimal integer"),
+         hint);
   }
   if (text.size() > 1 && text[0] == '0') {
     fail(error_id::value, pointer, "position " + quote(text) + " has a leading zero", hint);
@@ -150,8 +156,9 @@ int parse_position(const std::string& text, const std::string& pointer) {
   for (char c : text) {
     value = value * 10 + (c - '0');
     if (value > INT_MAX) {
-      fail(error_id::value, pointer,
-           "position " + quote(text) + " is out of range (at most " + std::to_string(INT_MAX) + ")");
+      fail(
+          error_id::value, pointer,
+          "position " + quote(text) + " is out of range (at most " + std::to_string(INT_MAX) + ")");
     }
   }
   return static_cast<int>(value);
@@ -159,7 +166,8 @@ int parse_position(const std::string& text, const std::string& pointer) {
 
 template <class Enum, class Json, class FromString>
 std::map<int, Enum> read_transforms(const Json& op, const std::string& pointer, const char* key,
-                                    FromString from_string, const char* what, const std::string& names) {
+                                    FromString from_string, const char* what,
+                                    const std::string& names) {
   std::map<int, Enum> transforms;
   const Json* v = member(op, key);
   if (!v) return transforms;
@@ -198,12 +206,13 @@ OpAdapter read_op(const Json& v, const std::string& pointer) {
   const Json& obj = object_at(v, pointer);
   std::string name = required_string(obj, pointer, "op");
   if (auto problem = op_name_problem(name)) fail(error_id::value, pointer + "/op", *problem);
-  return OpAdapter(std::move(name),
-                   read_transforms<ArgTransform>(obj, pointer, "arg_transforms", arg_transform_from_string,
-                                                 "arg transform", arg_transform_list()),
-                   read_transforms<OutputTransform>(obj, pointer, "output_transforms",
-                                                    output_transform_from_string, "output transform",
-                                                    output_transform_list()));
+  return OpAdapter(
+      std::move(name),
+      read_transforms<ArgTransform>(obj, pointer, "arg_transforms", arg_transform_from_string,
+                                    "arg transform", arg_transform_list()),
+      read_transforms<OutputTransform>(obj, pointer, "output_transforms",
+                                       output_transform_from_string, "output transform",
+                                       output_transform_list()));
 }
 
 // Optional fields take nvalchemi's from_dict defaults (replacement null, jit mode "eager",
@@ -213,7 +222,8 @@ HelperRecord read_helper(const Json& v, const std::string& pointer) {
   const Json& obj = object_at(v, pointer);
   const std::string kind = required_string(obj, pointer, "kind");
   if (kind == "jit") {
-    JitHelper h{required_string(obj, pointer, "module_path"), required_string(obj, pointer, "attr_name"),
+    JitHelper h{required_string(obj, pointer, "module_path"),
+                required_string(obj, pointer, "attr_name"),
                 string_or_null(obj, pointer, "replacement")};
     if (auto mode = optional_string(obj, pointer, "mode")) h.mode = std::move(*mode);
     return h;
@@ -224,8 +234,9 @@ HelperRecord read_helper(const Json& v, const std::string& pointer) {
                         string_or_null(obj, pointer, "replacement")};
   }
   if (kind == "method") {
-    MethodHelper h{required_string(obj, pointer, "module_path"), required_string(obj, pointer, "class_name"),
-                   required_string(obj, pointer, "method_name"), string_or_null(obj, pointer, "replacement")};
+    MethodHelper h{
+        required_string(obj, pointer, "module_path"), required_string(obj, pointer, "class_name"),
+        required_string(obj, pointer, "method_name"), string_or_null(obj, pointer, "replacement")};
     if (auto mode = optional_string(obj, pointer, "mode")) h.mode = std::move(*mode);
     return h;
   }
@@ -246,7 +257,8 @@ std::vector<std::string> read_shard_fields(const Json& v, const std::string& poi
     const std::string at = pointer + "/" + std::to_string(i);
     std::string name = string_at(v[i], at);
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      fail(error_id::value, at, "unknown shard field " + quote(name), "expected one of " + shard_field_list());
+      fail(error_id::value, at, "unknown shard field " + quote(name),
+           "expected one of " + shard_field_list());
     }
     if (std::find(fields.begin(), fields.end(), name) != fields.end()) {
       fail(error_id::value, at, "shard field " + quote(name) + " listed twice");
@@ -281,16 +293,21 @@ DistributionSpec read_core(const Json& v, const std::string& pointer) {
 
 // output_kinds: the [[name, kind], ...] list nvalchemi writes, or a {name: kind} object.
 template <class Json>
-std::vector<std::pair<std::string, OutputKind>> read_output_kinds(const Json& v, const std::string& pointer) {
+std::vector<std::pair<std::string, OutputKind>> read_output_kinds(const Json& v,
+                                                                  const std::string& pointer) {
   std::vector<std::pair<std::string, OutputKind>> kinds;
-  auto add = [&](std::string name, const std::string& name_at, const Json& kind, const std::string& kind_at) {
+  auto add = [&](std::string name, const std::string& name_at, const Json& kind,
+                 const std::string& kind_at) {
     const std::string text = string_at(kind, kind_at);
     const std::optional<OutputKind> parsed = output_kind_from_string(text);
     if (!parsed) {
-      fail(error_id::value, kind_at, "unknown output kind " + quote(text), "expected one of " + output_kind_list());
+      fail(error_id::value, kind_at, "unknown output kind " + quote(text),
+           "expected one of " + output_kind_list());
     }
     for (const auto& entry : kinds) {
-      if (entry.first == name) fail(error_id::value, name_at, "output " + quote(name) + " listed twice");
+      if (entry.first == name) {
+        fail(error_id::value, name_at, "output " + quote(name) + " listed twice");
+      }
     }
     kinds.emplace_back(std::move(name), *parsed);
   };
@@ -309,7 +326,8 @@ std::vector<std::pair<std::string, OutputKind>> read_output_kinds(const Json& v,
   } else {
     fail_type(pointer, "array of [name, kind] pairs or object", v);
   }
-  std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(kinds.begin(), kinds.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   return kinds;
 }
 
@@ -368,7 +386,9 @@ MLIPSpec read_mlip_spec_file(const std::string& path) {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
   const std::unique_ptr<std::FILE, Close> f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw Error(error_id::io, "", std::string("cannot open: ") + std::strerror(errno), {}, path);
+  if (!f) {
+    throw Error(error_id::io, "", std::string("cannot open: ") + std::strerror(errno), {}, path);
+  }
   std::string bytes;
   char buf[1 << 16];
   std::size_t n = 0;

@@ -23,7 +23,8 @@ Json string_or_null_json(const Replacement& r) { return r ? Json(*r) : Json(null
 Json policy_json(const StoragePolicy& policy) {
   const std::optional<PolicyKind> info = find_policy_kind(policy.kind);
   if (!info) {
-    refuse("/core/policy/kind", "unknown policy " + quote(policy.kind), "expected one of " + policy_kind_list());
+    refuse("/core/policy/kind", "unknown policy " + quote(policy.kind),
+           "expected one of " + policy_kind_list());
   }
   Json j = Json::object();
   j["kind"] = policy.kind;
@@ -89,7 +90,8 @@ Json core_json(const DistributionSpec& core) {
     j["custom_ops"].push_back(op_json(core.custom_ops[i], "/core/custom_ops/" + std::to_string(i)));
   }
   j["third_party_helpers"] = Json::array();
-  for (const HelperRecord& h : core.third_party_helpers) j["third_party_helpers"].push_back(helper_json(h));
+  for (const HelperRecord& h : core.third_party_helpers)
+    j["third_party_helpers"].push_back(helper_json(h));
   // Left out when it is the default, as nvalchemi does; [] ("promote nothing") is kept.
   if (core.shard_fields != default_shard_fields()) {
     const auto& known = default_shard_fields();
@@ -119,22 +121,27 @@ nlohmann::ordered_json mlip_spec_to_json(const MLIPSpec& spec) {
   j["core"] = core_json(spec.core);
   j["system_reductions"] = spec.system_reductions;
   j["node_energy_key"] = string_or_null_json(spec.node_energy_key);
-  j["gp_replicate_geometry"] = spec.gp_replicate_geometry;
   j["node_virial_key"] = string_or_null_json(spec.node_virial_key);
+  j["gp_replicate_geometry"] = spec.gp_replicate_geometry;
   j["owned_only_outputs"] = sorted_names(spec.owned_only_outputs);
   j["all_reduce_outputs"] = sorted_names(spec.all_reduce_outputs);
   auto kinds = spec.output_kinds;
-  std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(kinds.begin(), kinds.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   j["output_kinds"] = Json::array();
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     if (i > 0 && kinds[i].first == kinds[i - 1].first) {
-      refuse("/output_kinds/" + std::to_string(i) + "/0", "output " + quote(kinds[i].first) + " listed twice");
+      refuse("/output_kinds/" + std::to_string(i) + "/0",
+             "output " + quote(kinds[i].first) + " listed twice");
     }
-    j["output_kinds"].push_back(Json::array({kinds[i].first, std::string(to_string(kinds[i].second))}));
+    j["output_kinds"].push_back(
+        Json::array({kinds[i].first, std::string(to_string(kinds[i].second))}));
   }
   return j;
 }
 
-std::string write_mlip_spec(const MLIPSpec& spec) { return dump_python_json(mlip_spec_to_json(spec)); }
+std::string write_mlip_spec(const MLIPSpec& spec) {
+  return dump_python_json(mlip_spec_to_json(spec));
+}
 
 }  // namespace distspec

@@ -38,7 +38,8 @@ std::string positions(const char* label, const Map& transforms) {
 
 std::string helper_line(const HelperRecord& h) {
   std::string line = "    " + std::string(helper_kind(h)) + " " + printable(helper_target(h));
-  if (const auto* f = std::get_if<ModuleForwardHelper>(&h)) line += " [" + printable(f->label) + "]";
+  if (const auto* f = std::get_if<ModuleForwardHelper>(&h))
+    line += " [" + printable(f->label) + "]";
   if (const auto* m = std::get_if<MethodHelper>(&h)) line += " [" + printable(m->mode) + "]";
   if (const auto* j = std::get_if<JitHelper>(&h)) line += " [" + printable(j->mode) + "]";
   return line + "\n      -> " + std::string(to_string(native_action(h))) + "\n";
@@ -56,8 +57,9 @@ std::string summarize_mlip_spec(const MLIPSpec& spec) {
   out += "\ncustom_ops     " + std::to_string(core.custom_ops.size()) + "\n";
   for (const OpAdapter& op : core.custom_ops) {
     out += "    " + printable(op.op);
-    out += op.pass_through() ? "  pass-through"
-                             : positions("args", op.arg_transforms) + positions("outputs", op.output_transforms);
+    out += op.pass_through()
+               ? "  pass-through"
+               : positions("args", op.arg_transforms) + positions("outputs", op.output_transforms);
     out += "\n";
   }
   out += "helpers        " + std::to_string(core.third_party_helpers.size()) + "\n";
@@ -88,8 +90,9 @@ std::string summarize_mlip_spec(const MLIPSpec& spec) {
   if (core.shard_fields == default_shard_fields()) out += " (default)";
   out += "\nnode keys      energy " + or_dash(spec.node_energy_key) + ", virial " +
          or_dash(spec.node_virial_key) + "\n";
-  out += std::string("flags          system_reductions ") + (spec.system_reductions ? "true" : "false") +
-         ", gp_replicate_geometry " + (spec.gp_replicate_geometry ? "true" : "false") + "\n";
+  out += std::string("flags          system_reductions ") +
+         (spec.system_reductions ? "true" : "false") + ", gp_replicate_geometry " +
+         (spec.gp_replicate_geometry ? "true" : "false") + "\n";
   return out;
 }
 

@@ -22,8 +22,9 @@
 //           1 energy rows (n, f64), added into: F(rho_i)
 //   distspec_eam::forces
 //     args: the five edge-list arguments, then 5 fp (n_rows, f64; halo rows hold their owners' F')
-//     outs: 0 energy rows (n_rows), 1 forces (n_rows x 3), 2 virial (6), 3 per-row virial
-//           (n_rows x 6), all f64 and added into; 2 and 3 may be empty tensors (skipped).
+//     outs: 0 energy rows (n_rows), 1 forces (n_rows x 3), and optionally 2 virial (6),
+//           3 per-row virial (n_rows x 6); all f64 and added into; given four outputs, 2 and 3
+//           may each be an empty tensor (skipped).
 //           Per edge j -> i: 1/2 phi(r) energy, the pair force from F'_i rho_b'(r) +
 //           F'_j rho_a'(r) + phi'(r), and 1/2 del (x) f on the receiver i only, so owned rows are
 //           exact and halo rows stay zero.

@@ -50,7 +50,7 @@ void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* 
   expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
   const EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species);
   const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
-  const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, true);
+  const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, outs.size() > 2);
   const double cutsq = t.cutoff * t.cutoff;
   edges.for_each_edge([&](int i, int j, const double del[3], double rsq) {
     if (rsq >= cutsq) return;
