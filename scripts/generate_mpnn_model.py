@@ -38,18 +38,19 @@ SWITCH_INNER = 4.0  # the Morse baseline is whole up to here: fcc Cu a0 ~ 3.60, 
 READOUT_HIDDEN = 32
 
 # Scales of the generated weights (multiplying Glorot-like N(0, 1/fan_in) draws): small enough
-# that the network moves forces by about a tenth of the baseline's on a thermal crystal
-# (unittest/models/test_mpnn.cpp checks it).
-FILTER_SCALE = 0.1
-UPDATE_SCALE = 0.3
-READOUT_SCALE = 0.02
+# that the network moves forces on a jiggled fcc crystal by a few per cent of the baseline's and
+# the fcc lattice constant by a few hundredths of an Angstrom (unittest/models/test_mpnn.cpp
+# checks both, and that Cu stays solid in a 1000 K MD run).
+FILTER_SCALE = 0.3
+READOUT_SCALE = 0.2
 BIAS_SCALE = 0.01
 
 # D (eV), alpha (1/Angstrom), r0 (Angstrom): Girifalco & Weizer (1959), Table I.
 MORSE = {"Cu": (0.3429, 1.3588, 2.866), "Ni": (0.4205, 1.4199, 2.780)}
-# Per-atom reference energies (eV): chosen so a relaxed fcc crystal sits near the element's
-# cohesive energy (Cu 3.49 eV, Ni 4.44 eV; Kittel), a convenience, not a fit.
-REFERENCE_ENERGY = {"Cu": -0.95, "Ni": -1.20}
+# Per-atom reference energies (eV): the Morse baseline's relaxed fcc energy (Cu -2.67 eV/atom at
+# a = 3.60, Ni -3.43 at 3.52) plus these gives the experimental cohesive energies (Cu 3.49, Ni
+# 4.44 eV; Kittel). A convenience, not a fit: the network adds an offset of its own.
+REFERENCE_ENERGY = {"Cu": -0.82, "Ni": -1.01}
 
 SPEC_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "specs",
                            "mpnn_halo_preset.json")
@@ -94,7 +95,7 @@ def parameters(rng, elements, layers):
         "embedding": {e: [number(rng.gauss(0.0, 1.0)) for _ in range(FEATURES)] for e in elements},
         "layers": [{
             "filter": dense(rng, BASIS_SIZE, FEATURES, FILTER_SCALE),
-            "update": [dense(rng, FEATURES, FEATURES, 1.0), dense(rng, FEATURES, FEATURES, UPDATE_SCALE)],
+            "update": [dense(rng, FEATURES, FEATURES, 1.0), dense(rng, FEATURES, FEATURES, 1.0)],
         } for _ in range(layers)],
         "readout": [dense(rng, FEATURES, READOUT_HIDDEN, 1.0), dense(rng, READOUT_HIDDEN, 1, READOUT_SCALE)],
         "reference_energy": {e: REFERENCE_ENERGY[e] for e in elements},

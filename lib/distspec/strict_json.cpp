@@ -8,46 +8,12 @@
 #include <vector>
 
 #include "distspec/error.h"
+#include "distspec/utf8.h"
 
 namespace distspec {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
-// overlongs, no surrogates, nothing above U+10FFFF), or npos.
-std::size_t first_invalid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (b < 0x80) {
-      ++i;
-      continue;
-    } else if (b >= 0xC2 && b <= 0xDF) {
-      len = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      len = 3;
-      if (b == 0xE0) lo = 0xA0;
-      if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      len = 4;
-      if (b == 0xF0) lo = 0x90;
-      if (b == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + len > s.size()) return i;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + k]);
-      const unsigned char l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
-      if (c < l || c > h) return i;
-    }
-    i += len;
-  }
-  return std::string_view::npos;
-}
 
 std::string where(std::string_view bytes, std::size_t offset) {
   std::size_t line = 1, line_start = 0;

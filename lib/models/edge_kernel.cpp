@@ -40,8 +40,8 @@ const int* expect_i32(const std::string& op, const char* what, std::size_t pos, 
 }
 
 std::vector<TensorRef> edge_args(const AtomGraph& g) {
-  const std::size_t n_edges = g.n_receivers ? static_cast<std::size_t>(g.offsets[g.n_receivers]) : 0;
   // A host with no receivers may leave offsets null; the kernels then read no offset at all.
+  const std::size_t n_edges = g.n_receivers ? static_cast<std::size_t>(g.offsets[g.n_receivers]) : 0;
   return {TensorRef::of(g.positions, g.n_rows(), 3), TensorRef::of(g.species, g.n_rows()),
           TensorRef::of(g.receivers, g.n_receivers), TensorRef::of(g.offsets, g.n_receivers + 1),
           TensorRef::of(g.senders, n_edges)};

@@ -1,6 +1,8 @@
 #include "models/json_fields.h"
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -73,6 +75,9 @@ bool expect_bool(const Json& value, const std::string& pointer) {
 
 int expect_int(const Json& value, const std::string& pointer) {
   if (!value.is_number_integer()) fail_type(pointer, "an integer", value);
+  if (value.is_number_unsigned() ? value.get<std::uint64_t>() > INT_MAX
+                                 : value.get<std::int64_t>() < INT_MIN || value.get<std::int64_t>() > INT_MAX)
+    fail_value(pointer, "integer " + value.dump() + " is out of range");
   return value.get<int>();
 }
 

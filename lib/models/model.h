@@ -54,6 +54,10 @@ struct ModelInfo {
   double cutoff = 0.0;               // interaction cutoff (one message-passing hop)
   std::vector<std::string> elements;
   int message_passing_layers = 1;    // hops of the receptive field; 1 for pair and EAM-like models
+  // How many times a step reads halo rows of a per-node quantity the model computed itself
+  // (EAM's F'(rho): 1; an L-layer network: L - 1). Such a model is wrong under a spec whose
+  // gathers never refresh the halo, and the host refuses to run it.
+  int halo_feature_reads = 0;
   int comm_width = 0;                // widest node row exchanged per atom (doubles)
   std::vector<std::string> ops;      // qualnames the model calls through the dispatcher
   bool reads_charges = false;        // needs per-row charges (promoted by the spec's shard_fields)

@@ -67,7 +67,7 @@ void read_spec(const Json* value, ModelFile& m, const std::string& spec_override
 }
 
 void read_runtime(const Json& value, ModelFile& m) {
-  const Json& runtime = expect_object(value, "/runtime", {"autograd_outputs", "force_strategy"});
+  const Json& runtime = expect_object(value, "/runtime", {"autograd_outputs", "force_strategy", "precision"});
   if (const Json* outputs = find_member(runtime, "autograd_outputs")) {
     const Json& list = expect_array(*outputs, "/runtime/autograd_outputs");
     for (std::size_t i = 0; i < list.size(); ++i)
@@ -77,6 +77,8 @@ void read_runtime(const Json& value, ModelFile& m) {
     m.force_strategy = expect_choice(*strategy, "/runtime/force_strategy", {"analytic", "autograd"}) == "analytic"
                            ? ForceStrategy::analytic
                            : ForceStrategy::autograd;
+  if (const Json* precision = find_member(runtime, "precision"))
+    m.precision = expect_choice(*precision, "/runtime/precision", {"fp64", "fp32"});
 }
 
 ModelFile parse(const Json& root, const std::string& path, const std::string& spec_override) {

@@ -4,7 +4,7 @@
 //   {
 //     "format": "distspec-model",          required, exactly this string
 //     "format_version": 1,                 required, exactly 1
-//     "architecture": "lj",                required: "lj" | "eam"
+//     "architecture": "lj",                required, one of architecture_names() (model_factory.h)
 //     "description": "...",                optional strings, kept for logs and provenance
 //     "source": "...", "license": "...",
 //     "units": "metal",                    required, a LAMMPS units name the parameters are in
@@ -19,8 +19,10 @@
 //                                          required unless a spec override is given
 //     "runtime": {                         optional: what a native runtime needs beyond the spec
 //       "autograd_outputs": ["forces"],    outputs taken from autograd (default: none)
-//       "force_strategy": "analytic"       "analytic" (kernels return forces, the default) or
-//     }                                    "autograd"
+//       "force_strategy": "analytic",      "analytic" (kernels return forces, the default) or
+//                                          "autograd"
+//       "precision": "fp32"                "fp64" | "fp32": overrides the architecture's
+//     }                                    default (models that support both)
 //   }
 //
 // Unknown keys are errors (a misspelt "parameters_file" must not pass silently). Every error
@@ -54,6 +56,7 @@ struct ModelFile {
   std::string spec_source;  // the spec file's path, or "inline"
   std::vector<std::string> autograd_outputs;
   ForceStrategy force_strategy = ForceStrategy::analytic;
+  std::string precision;  // runtime.precision, or empty: the architecture's own choice
 
   // A path named inside the model file, resolved from its folder.
   std::string resolve(const std::string& relative) const;

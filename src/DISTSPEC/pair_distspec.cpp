@@ -161,12 +161,14 @@ void PairDistspec::init_style()
   // A one-layer model has nothing to expand: both strategies are the same computation.
   const int layers = info.message_passing_layers;
   expanded_ = settings_.halo == DistspecSettings::Halo::expanded && layers > 1;
-  if (layers > 1 && !expanded_ && !(spec.core.policy.is_halo_kind() && spec.core.policy.halo_gather()))
+  const int reads = std::max(info.halo_feature_reads, layers - 1);
+  if (reads > 0 && !expanded_ && !(spec.core.policy.is_halo_kind() && spec.core.policy.halo_gather()))
     error->all(FLERR,
-               "pair_style distspec: the spec's gather_mode '{}' never refreshes halo rows, but this {}-layer model "
-               "reads neighbour features of every layer from them: the results would be wrong. Use a spec with "
-               "gather_mode 'halo_read', or 'halo expanded'",
-               spec.core.policy.gather_mode.value_or("(none: policy " + spec.core.policy.kind + ")"), layers);
+               "pair_style distspec: the spec's gather_mode '{}' never refreshes halo rows, but model {} reads "
+               "neighbour values it computed itself {} time(s) per step from them: the results would be wrong. Use a "
+               "spec with gather_mode 'halo_read'{}",
+               spec.core.policy.gather_mode.value_or("(none: policy " + spec.core.policy.kind + ")"), model_file_->path,
+               reads, layers > 1 ? ", or 'halo expanded'" : "");
 
   run_collectively(lmp, "pair_style distspec", [&] {
     for (const auto &helper : spec.core.third_party_helpers) {

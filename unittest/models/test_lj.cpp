@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "distspec/error.h"
+#include "models/edge_kernel.h"
 #include "models/lj/lj.h"
 #include "models/model_file.h"
 #include "model_test_util.h"
@@ -118,6 +119,33 @@ TEST_P(LJBinary, PlainOpAgreesWithVirialOp) {
   EXPECT_TRUE(without.out.energy_rows.empty());
   EXPECT_TRUE(without.out.virial_rows.empty());
   for (double v : without.out.virial) EXPECT_EQ(v, 0.0);
+}
+
+// Hosts get an error naming the op and argument, not a wild read.
+TEST_P(LJBinary, KernelChecksItsArguments) {
+  models::register_builtin_ops();
+  const OpKernel& kernel = *OpRegistry::global().find(models::lj::kEnergyForcesOp, Device::cpu);
+  const models::lj::Params params = models::lj::parse_params(file_.parameters, file_.elements, file_.cutoff);
+  PeriodicGraph g(crystal_, file_.cutoff, 1.0);
+  std::vector<double> energy(g.n_rows()), forces(3 * g.n_rows());
+  const std::vector<TensorRef> outs{TensorRef::of(energy.data(), g.n_rows()), TensorRef::of(forces.data(), g.n_rows(), 3)};
+  std::vector<int> species = g.species();
+  species[5] = 2;
+  models::AtomGraph graph = g.graph();
+  graph.species = species.data();
+  try {
+    kernel(models::edge_args(graph), outs, &params);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.id(), "model.op_args");
+    EXPECT_EQ(e.message(), "op 'nvalchemi::lj_energy_forces_batch': species 2 of row 5 is not one of the model's 2 elements");
+  }
+  try {
+    kernel(models::edge_args(g.graph()), Span<const TensorRef>(outs.data(), 1), &params);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "op 'nvalchemi::lj_energy_forces_batch': expected 2 outputs, got 1");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Boxes, LJBinary, ::testing::Values(false, true),

@@ -39,7 +39,9 @@ void expect_error(const Json& j, const std::string& pointer, const std::string& 
   EXPECT_EQ(e.file(), kPath);
   EXPECT_EQ(e.pointer(), pointer);
   EXPECT_EQ(e.message(), message);
-  if (!id.empty()) EXPECT_EQ(e.id(), id);
+  if (!id.empty()) {
+    EXPECT_EQ(e.id(), id);
+  }
 }
 
 Json with(Json j, const std::string& pointer, const Json& value) {

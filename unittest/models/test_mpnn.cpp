@@ -135,6 +135,8 @@ struct DerivativeCase {
   Net net;
 };
 
+void PrintTo(const DerivativeCase& c, std::ostream* os) { *os << c.name; }
+
 class MpnnDerivatives : public ::testing::TestWithParam<DerivativeCase> {};
 
 TEST_P(MpnnDerivatives, ForcesAreMinusTheEnergyGradient) {
@@ -142,7 +144,7 @@ TEST_P(MpnnDerivatives, ForcesAreMinusTheEnergyGradient) {
   auto model = make(test_model(net));
   const PeriodicGraph g(test_crystal(net.species), net.cutoff, kSkin);
   const DistributionSpec spec = halo_spec();
-  const Run run = run_model(*model, g, spec);
+  const auto run = run_model(*model, g, spec);
   const std::vector<double> forces = fold(g, run.out.forces, 3);
   double worst = 0.0;
   for (std::size_t i : {0u, 7u, 19u, 31u})
@@ -160,7 +162,7 @@ TEST_P(MpnnDerivatives, VirialIsMinusTheStrainDerivative) {
   auto model = make(test_model(net));
   const PeriodicGraph g(test_crystal(net.species), net.cutoff, kSkin);
   const DistributionSpec spec = halo_spec();
-  const Run run = run_model(*model, g, spec);
+  const auto run = run_model(*model, g, spec);
   const std::array<double, 6> fd = fd_virial(*model, g, spec, 1e-6);
   double worst = 0.0;
   for (int c = 0; c < 6; ++c) {
@@ -207,8 +209,8 @@ TEST(Mpnn, Fp32AgreesWithFp64) {
   net.precision = "fp32";
   auto m32 = make(test_model(net));
   const PeriodicGraph g(test_crystal(), net.cutoff, kSkin);
-  const Run r64 = run_model(*m64, g, halo_spec());
-  const Run r32 = run_model(*m32, g, halo_spec());
+  const auto r64 = run_model(*m64, g, halo_spec());
+  const auto r32 = run_model(*m32, g, halo_spec());
   const double de = std::abs(r32.out.energy - r64.out.energy) / g.n_owned();
   const double df = max_abs_diff(fold(g, r32.out.forces, 3), fold(g, r64.out.forces, 3));
   double dw = 0.0;
@@ -219,6 +221,11 @@ TEST(Mpnn, Fp32AgreesWithFp64) {
   EXPECT_LT(df, 1e-4 * max_abs(r64.out.forces));
   EXPECT_LT(dw, 1e-4 * std::abs(r64.out.virial[0]));
   EXPECT_EQ(r32.stats.forward, r64.stats.forward);
+
+  // runtime.precision of the model file overrides the parameters' precision.
+  ModelFile file = test_model(Net{});
+  file.precision = "fp32";
+  EXPECT_EQ(run_model(*make(file), g, halo_spec()).out.energy, r32.out.energy);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,11 +268,11 @@ class CountingHalo final : public HaloExchange {
   IndexedHaloExchange inner_;
 };
 
-ModelOutputs run_counted(Model& model, const PeriodicGraph& g, const DistributionSpec& spec, CountingHalo& halo) {
+ModelOutputs run_counted(Model& model, const models::AtomGraph& graph, const DistributionSpec& spec, CountingHalo& halo) {
   Dispatcher dispatch(spec, Device::cpu, model.info().ops, 1);
   dispatch.attach(halo);
   ModelOutputs out;
-  model.compute(g.graph(), dispatch, {true, true, true}, out);
+  model.compute(graph, dispatch, {true, true, true}, out);
   return out;
 }
 
@@ -278,13 +285,25 @@ TEST(Mpnn, AStepMakesLMinusOneForwardAndLMinusOneReverseExchanges) {
       auto model = make(test_model(net));
       EXPECT_EQ(model->info().message_passing_layers, layers);
       EXPECT_EQ(model->info().comm_width, kFeatures);
+      EXPECT_EQ(model->info().halo_feature_reads, layers - 1);
       const PeriodicGraph g(test_crystal(), net.cutoff, kSkin);
       CountingHalo halo(g.halo_exchange());
-      run_counted(*model, g, halo_spec(), halo);
+      run_counted(*model, g.graph(), halo_spec(), halo);
       EXPECT_EQ(halo.forward_calls, layers - 1) << layers << " layers, " << precision;
       EXPECT_EQ(halo.reverse_calls, layers - 1) << layers << " layers, " << precision;
       EXPECT_EQ(halo.all_reduce_calls, 0);
     }
+}
+
+// A rank whose subdomain holds no atom still makes every exchange the others make (they are
+// collectives): which exchanges run depends on the layer count, never on the data.
+TEST(Mpnn, AnEmptySubdomainTakesPartInEveryExchange) {
+  auto model = make(test_model(Net{}));
+  CountingHalo halo(IndexedHaloExchange(0, {}));
+  const ModelOutputs out = run_counted(*model, models::AtomGraph{}, halo_spec(), halo);
+  EXPECT_EQ(out.energy, 0.0);
+  EXPECT_EQ(halo.forward_calls, 2);
+  EXPECT_EQ(halo.reverse_calls, 2);
 }
 
 TEST(Mpnn, LocalGatherModeReadsStaleHaloRowsAndGetsAnotherEnergy) {
@@ -294,9 +313,9 @@ TEST(Mpnn, LocalGatherModeReadsStaleHaloRowsAndGetsAnotherEnergy) {
   auto model = make(test_model(Net{}));
   const PeriodicGraph g(test_crystal(), 4.0, kSkin);
   CountingHalo halo(g.halo_exchange());
-  const double local = run_counted(*model, g, spec_with_gather_mode("local"), halo).energy;
+  const double local = run_counted(*model, g.graph(), spec_with_gather_mode("local"), halo).energy;
   EXPECT_EQ(halo.forward_calls + halo.reverse_calls, 0);
-  const double halo_read = run_counted(*model, g, halo_spec(), halo).energy;
+  const double halo_read = run_counted(*model, g.graph(), halo_spec(), halo).energy;
   std::printf("[   info   ] E(halo_read) = %.6f eV, E(local) = %.6f eV\n", halo_read, local);
   EXPECT_GT(std::abs(local - halo_read), 1e-3 * std::abs(halo_read));
 }
@@ -313,7 +332,7 @@ TEST(Mpnn, PerLayerEqualsExpanded) {
     const PeriodicGraph per_layer(crystal, net.cutoff, kSkin);
     const ExpandedGraph expanded(crystal, net.cutoff, kSkin, net.layers);
 
-    const Run a = run_model(*model, per_layer, halo_spec());
+    const auto a = run_model(*model, per_layer, halo_spec());
     Dispatcher dispatch(halo_spec(), Device::cpu, model->info().ops, 1, HaloStrategy::expanded);
     IndexedHaloExchange halo = expanded.rows().halo_exchange();
     dispatch.attach(halo);
@@ -355,8 +374,8 @@ TEST(Mpnn, RowsOfOtherSpeciesAreInvisible) {
     some.positions.push_back(all.positions[i]);
     some.species.push_back(all.species[i]);
   }
-  const Run a = run_model(*model, PeriodicGraph(marked, 4.0, kSkin), halo_spec());
-  const Run b = run_model(*model, PeriodicGraph(some, 4.0, kSkin), halo_spec());
+  const auto a = run_model(*model, PeriodicGraph(marked, 4.0, kSkin), halo_spec());
+  const auto b = run_model(*model, PeriodicGraph(some, 4.0, kSkin), halo_spec());
   EXPECT_NEAR(a.out.energy, b.out.energy, 1e-10);
   EXPECT_EQ(a.out.forces[3 * 2], 0.0);
   EXPECT_EQ(a.out.energy_rows[2], 0.0);
@@ -422,13 +441,13 @@ TEST(MpnnModelFiles, FccCopperHasItsMinimumNearTheExperimentalLatticeConstant) {
       if (e < best_e) best_e = e, best_a = a;
     }
     std::printf("[   info   ] %s: fcc minimum at a = %.3f A, E = %.4f eV/atom\n", name, best_a, best_e);
-    EXPECT_NEAR(best_a, 3.615, 0.06) << name;
+    EXPECT_NEAR(best_a, 3.615, 0.05) << name;
   }
 }
 
 // The network moves forces on a thermal-like crystal by a fraction of the baseline's.
 TEST(MpnnModelFiles, NetworkIsASmallPerturbationOfTheBaseline) {
-  for (const char* name : {"cu_mpnn_L4.json", "cuni_mpnn_L4.json"}) {
+  for (const char* name : {"cu_mpnn_L2.json", "cu_mpnn_L4.json", "cuni_mpnn_L2.json", "cuni_mpnn_L4.json"}) {
     ModelFile file = models::read_model_file(potentials(name));
     auto full = make(file);
     for (Json& w : file.parameters["readout"][1]["weight"]) w[0] = 0.0;
@@ -443,8 +462,8 @@ TEST(MpnnModelFiles, NetworkIsASmallPerturbationOfTheBaseline) {
     for (std::size_t k = 0; k < f.size(); ++k) d2 += (f[k] - f0[k]) * (f[k] - f0[k]), b2 += f0[k] * f0[k];
     const double ratio = std::sqrt(d2 / b2);
     std::printf("[   info   ] %s: rms(F - F_baseline) / rms(F_baseline) = %.3f\n", name, ratio);
-    EXPECT_GT(ratio, 0.01) << name;  // the network does act
-    EXPECT_LT(ratio, 0.3) << name;
+    EXPECT_GT(ratio, 0.003) << name;  // the network does act
+    EXPECT_LT(ratio, 0.1) << name;
   }
 }
 
@@ -474,7 +493,7 @@ TEST(MpnnModelFiles, CopperStaysASolidAt1000K) {
   const double dt = 0.002;  // ps
   auto forces = [&] {
     const PeriodicGraph g(c, 5.0, kSkin);
-    const Run run = run_model(*model, g, halo_spec(), {});
+    const auto run = run_model(*model, g, halo_spec(), {});
     return std::pair{fold(g, run.out.forces, 3), run.out.energy};
   };
   auto kinetic = [&] {
@@ -485,7 +504,7 @@ TEST(MpnnModelFiles, CopperStaysASolidAt1000K) {
   auto [f, potential] = forces();
   const double e0 = potential + kinetic();
   double temperature_sum = 0.0, max_drift = 0.0;
-  const int steps = 400;
+  const int steps = 250;
   for (int s = 0; s < steps; ++s) {
     for (std::size_t i = 0; i < n; ++i)
       for (int k = 0; k < 3; ++k) {

@@ -24,7 +24,6 @@ ExpandedGraph::ExpandedGraph(const Crystal& crystal, double cutoff, double skin,
   for (std::size_t i = 0; i < n; ++i) {
     receivers_.push_back(static_cast<int>(i));
     const Bin b = bin_of(i);
-    std::vector<int> found;
     for (long dx = -1; dx <= 1; ++dx)
       for (long dy = -1; dy <= 1; ++dy)
         for (long dz = -1; dz <= 1; ++dz) {
@@ -34,10 +33,9 @@ ExpandedGraph::ExpandedGraph(const Crystal& crystal, double cutoff, double skin,
             if (static_cast<std::size_t>(j) == i) continue;
             double rsq = 0.0;
             for (int k = 0; k < 3; ++k) rsq += (x[3 * i + k] - x[3 * j + k]) * (x[3 * i + k] - x[3 * j + k]);
-            if (rsq < reach * reach) found.push_back(j);
+            if (rsq < reach * reach) senders_.push_back(j);
           }
         }
-    senders_.insert(senders_.end(), found.begin(), found.end());
     offsets_.push_back(static_cast<int>(senders_.size()));
   }
 }

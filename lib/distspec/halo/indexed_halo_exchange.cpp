@@ -38,4 +38,9 @@ void IndexedHaloExchange::reverse_impl(Rows<T> rows) const {
     for (int c = 0; c < rows.width; ++c) rows.row(i)[c] = static_cast<T>(acc[i * rows.width + c]);
 }
 
+template void IndexedHaloExchange::forward_impl<double>(Rows<double>) const;
+template void IndexedHaloExchange::forward_impl<float>(Rows<float>) const;
+template void IndexedHaloExchange::reverse_impl<double>(Rows<double>) const;
+template void IndexedHaloExchange::reverse_impl<float>(Rows<float>) const;
+
 }  // namespace distspec

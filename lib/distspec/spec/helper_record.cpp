@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cctype>
+#include <string>
+#include <utility>
 
 namespace distspec {
 namespace {
@@ -14,9 +16,8 @@ template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
 // Name fragments of nvalchemi's replacements and of the callables they patch, with the native
-// meaning of each. First match wins, so the more specific fragments come first.
-constexpr std::array<std::pair<std::string_view, NativeAction>, 13> kPatterns{{
-    {"neighbor_refresh", NativeAction::refresh_neighbours},
+// meaning of each ("_refresh" also covers neighbor_refresh_adapters). First match wins.
+constexpr std::array<std::pair<std::string_view, NativeAction>, 12> kPatterns{{
     {"_refresh", NativeAction::refresh_neighbours},
     {"escn_block_forward", NativeAction::refresh_neighbours},
     {"conv_sv_forward", NativeAction::refresh_neighbours},

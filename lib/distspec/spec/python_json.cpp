@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "distspec/error.h"
+#include "distspec/utf8.h"
 
 namespace distspec {
 namespace {
@@ -16,23 +17,6 @@ void append_u16(std::string& out, unsigned unit) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "\\u%04x", unit);
   out += buf;
-}
-
-// Decodes the UTF-8 sequence at s[i], advancing i; nullopt-like -1 when malformed.
-long decode_utf8(std::string_view s, std::size_t& i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  int len = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xE ? 3 : (b0 >> 3) == 0x1E ? 4 : 0;
-  if (len == 0 || i + len > s.size()) return -1;
-  long cp = len == 1 ? b0 : b0 & (0x7F >> len);
-  for (int k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return -1;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  static constexpr long kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
-  i += len;
-  return cp;
 }
 
 void newline(std::string& out, int indent, int level) {

@@ -141,6 +141,7 @@ std::unique_ptr<Model> make_model(const ModelFile& file) {
   info.cutoff = file.cutoff;
   info.elements = file.elements;
   info.comm_width = 1;  // rho and F' cross ranks, one value per atom each
+  info.halo_feature_reads = 1;  // F' of neighbours
   info.ops = {kDensityOp, kEmbeddingOp, kForcesOp};
   return std::make_unique<EAMModel>(std::move(info), load_tables(file));
 }

@@ -199,7 +199,8 @@ std::unique_ptr<Model> make_model(const ModelFile& file) {
     if (!file.parameters_file.empty())
       fail_value("/parameters_file", "architecture 'mpnn' takes its parameters inline", "put them under \"parameters\"");
     Params params = parse_params(file.parameters, file.elements, file.cutoff);
-    return make_model(std::move(info), params);
+    if (!file.precision.empty()) params.precision = file.precision == "fp32" ? Precision::fp32 : Precision::fp64;
+    return make_model(std::move(info), std::move(params));
   } catch (const Error& e) {
     throw e.with_file(file.path);
   }

@@ -112,6 +112,6 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
 
 // The model for a file; and for parameters already read (mpnn_cpu.cpp), in their precision.
 std::unique_ptr<Model> make_model(const ModelFile& file);
-std::unique_ptr<Model> make_model(ModelInfo info, const Params& params);
+std::unique_ptr<Model> make_model(ModelInfo info, Params params);
 
 }  // namespace distspec::models::mpnn

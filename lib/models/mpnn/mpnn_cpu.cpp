@@ -110,8 +110,8 @@ void Edges::build(const AtomGraph& g, int n_species, double cutoff) {
 template <class T>
 class Network final : public Model {
  public:
-  Network(ModelInfo info, const Params& params)
-      : info_(std::move(info)), params_(params), weights_(cast<T>(params.weights)) {}
+  Network(ModelInfo info, Params params)
+      : info_(std::move(info)), params_(std::move(params)), weights_(cast<T>(params_.weights)) {}
 
   const ModelInfo& info() const override { return info_; }
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request, ModelOutputs& out) override;
@@ -132,7 +132,7 @@ class Network final : public Model {
 
   ModelInfo info_;
   Params params_;
-  Weights<T> weights_;
+  Weights<T> weights_;  // params_.weights in the network's precision: what the layers multiply by
   Edges edges_;  // per step; kept so its buffers reallocate only when they grow
 };
 
@@ -222,11 +222,12 @@ void Network<T>::write_outputs(const AtomGraph& graph, const Var<double>& x, con
 
 }  // namespace
 
-std::unique_ptr<Model> make_model(ModelInfo info, const Params& params) {
+std::unique_ptr<Model> make_model(ModelInfo info, Params params) {
   info.message_passing_layers = params.n_layers();
+  info.halo_feature_reads = params.n_layers() - 1;  // h_l of neighbours, layers 2..L
   info.comm_width = params.features;  // h_l, one row per atom, is the only block exchanged
-  if (params.precision == Precision::fp32) return std::make_unique<Network<float>>(std::move(info), params);
-  return std::make_unique<Network<double>>(std::move(info), params);
+  if (params.precision == Precision::fp32) return std::make_unique<Network<float>>(std::move(info), std::move(params));
+  return std::make_unique<Network<double>>(std::move(info), std::move(params));
 }
 
 }  // namespace distspec::models::mpnn

@@ -1,0 +1,115 @@
+// The message-passing model under LAMMPS: N ranks reproduce 1 rank over several grids (empty
+// ranks, subdomains thinner than the cutoff), the per-layer halo equals the expanded shell, and
+// a spec that never refreshes the halo is refused.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <mpi.h>
+
+#include "lammps_session.h"
+#include "reference_comparison.h"
+
+namespace dt = distspec::testing;
+
+namespace {
+
+constexpr double kTolerance = 1e-10;
+
+std::string potential(const std::string& name) { return dt::source_dir() + "/potentials/" + name; }
+
+// 256 atoms in a 14.5 Å box: split 4 ways along x, each subdomain is thinner than the cutoff.
+const std::string kCopper = R"(
+units metal
+lattice fcc 3.615
+region box block 0 4 0 4 0 4
+create_box 2 box
+create_atoms 1 box
+mass 1 63.546
+mass 2 58.693
+displace_atoms all random 0.2 0.2 0.2 6134 units box
+)";
+
+// Atoms fill a third of the box: ranks along x own nothing.
+const std::string kCopperSlab = R"(
+units metal
+lattice fcc 3.615
+region box block 0 12 0 4 0 4
+region slab block 0 4 0 4 0 4
+create_box 2 box
+create_atoms 1 region slab
+mass 1 63.546
+mass 2 58.693
+displace_atoms all random 0.2 0.2 0.2 6134 units box
+)";
+
+struct MpnnCase {
+  std::string name;
+  std::string setup;
+  std::string model;
+  std::string elements;
+};
+
+class Mpnn : public ::testing::TestWithParam<MpnnCase> {
+ protected:
+  std::string pair(const std::string& keywords = "") const
+  {
+    return "pair_style distspec " + keywords + "\npair_coeff * * " + potential(GetParam().model) + " " + GetParam().elements;
+  }
+};
+
+TEST_P(Mpnn, NRanksEqualOneRank)
+{
+  if (dt::world_size() == 1) GTEST_SKIP() << "needs more than one rank";
+  const dt::Observables one = dt::evaluate_on_one_rank(GetParam().setup, pair());
+  for (const std::string& grid : dt::processor_grids())
+    for (const char* newton : {"on", "off"}) {
+      SCOPED_TRACE("processors " + grid + ", newton " + newton);
+      const std::string head = "processors " + grid + "\nnewton " + newton + "\n";
+      const dt::Deviation d = dt::compare(dt::evaluate(head + GetParam().setup, pair()), one);
+      EXPECT_LE(d.worst(), kTolerance) << dt::describe(d);
+    }
+}
+
+TEST_P(Mpnn, PerLayerEqualsExpanded)
+{
+  // The expanded shell of L cutoffs around a small box holds dozens of periodic images per atom;
+  // the deeper models are compared in the unit tests, where that costs nothing.
+  if (GetParam().model.find("_L2") == std::string::npos) GTEST_SKIP() << "expanded compared for 2-layer models here";
+  for (const std::string& grid : dt::processor_grids()) {
+    SCOPED_TRACE("processors " + grid);
+    const std::string setup = "processors " + grid + "\n" + GetParam().setup;
+    const dt::Observables per_layer = dt::evaluate(setup, pair("halo per_layer"));
+    const dt::Observables expanded = dt::evaluate(setup, pair("halo expanded"));
+    const dt::Deviation d = dt::compare(expanded, per_layer);
+    EXPECT_LE(d.worst(), kTolerance) << dt::describe(d);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, Mpnn,
+    ::testing::Values(MpnnCase{"cu_L2", kCopper, "cu_mpnn_L2.json", "Cu Cu"},
+                      MpnnCase{"cu_L4_slab", kCopperSlab, "cu_mpnn_L4.json", "Cu Cu"},
+                      MpnnCase{"cuni_L4", kCopper + "set type 1 type/fraction 2 0.4 5512\n", "cuni_mpnn_L4.json", "Cu Ni"},
+                      MpnnCase{"cuni_L2", kCopper + "set type 1 type/fraction 2 0.4 5512\n", "cuni_mpnn_L2.json", "Cu Ni"}),
+    [](const ::testing::TestParamInfo<MpnnCase>& info) { return info.param.name; });
+
+// gather_mode "local" never refreshes halo rows: a multi-layer model would read stale neighbour
+// features. The style refuses to run rather than return wrong numbers.
+TEST(MpnnSpec, LocalGatherIsReportedAsWrong)
+{
+  const std::string spec = "/tmp/distspec_local_gather_" + std::to_string(dt::world_size()) + ".json";
+  if (dt::world_rank() == 0) {
+    std::ofstream out(spec);
+    out << R"({"version": 2, "core": {"policy": {"kind": "halo", "scatter_mode": "halo_correction", "gather_mode": "local"}}})";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  dt::LammpsSession lmp;
+  const std::string error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + kCopper +
+                                                    "pair_style distspec spec " + spec + "\npair_coeff * * " +
+                                                    potential("cu_mpnn_L2.json") + " Cu Cu\nrun 0");
+  EXPECT_NE(error.find("gather_mode 'local' never refreshes halo rows"), std::string::npos) << error;
+  EXPECT_NE(error.find("the results would be wrong"), std::string::npos) << error;
+}
+
+}  // namespace
