@@ -37,7 +37,7 @@ CUTOFF = 5.0
 SWITCH_INNER = 4.0  # the Morse baseline is whole up to here: fcc Cu a0 ~ 3.60, B ~ 140 GPa
 READOUT_HIDDEN = 32
 
-# Scales of the generated weights (multiplying Glorot-like N(0, 1/fan_in) draws): small enough
+# Scales of the generated weights (multiplying LeCun-style N(0, 1/fan_in) draws): small enough
 # that the network moves forces on a jiggled fcc crystal by a few per cent of the baseline's and
 # the fcc lattice constant by a few hundredths of an Angstrom (unittest/models/test_mpnn.cpp
 # checks both, and that Cu stays solid in a 1000 K MD run).

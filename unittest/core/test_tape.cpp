@@ -22,8 +22,7 @@
 namespace distspec::tensor {
 namespace {
 
-Tensor<double> random_tensor(std::size_t rows, std::size_t cols, unsigned seed, double lo = -1.0,
-                             double hi = 1.0) {
+Tensor<double> random_tensor(std::size_t rows, std::size_t cols, unsigned seed, double lo = -1.0, double hi = 1.0) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(lo, hi);
   Tensor<double> t(rows, cols);
@@ -49,10 +48,8 @@ double dot(const Tensor<double>& a, const Tensor<double>& b) {
 
 // The largest |analytic - numeric| over every element of every input, for the functional
 // L = sum(w * op(inputs)) with fixed random w; h is the central-difference step.
-double max_gradient_error(const Op& op, const std::vector<Tensor<double>>& inputs,
-                          double h = 1e-6) {
-  auto evaluate = [&](const std::vector<Tensor<double>>& values, std::vector<Var<double>>* vars,
-                      Tape& tape) {
+double max_gradient_error(const Op& op, const std::vector<Tensor<double>>& inputs, double h = 1e-6) {
+  auto evaluate = [&](const std::vector<Tensor<double>>& values, std::vector<Var<double>>* vars, Tape& tape) {
     std::vector<Var<double>> v;
     for (const Tensor<double>& t : values) v.push_back(Var<double>::variable(t));
     if (vars) *vars = v;
@@ -112,68 +109,52 @@ TEST(Tape, ConstantsRecordNothingAndHaveNoGradient) {
 
 TEST(TapeOps, GatherRowsRepeatsAndSkipsRows) {
   const std::vector<int> index{3, 0, 3, 1};  // row 2 unused, row 3 twice
-  EXPECT_LT(
-      max_gradient_error(
-          [&](Tape& t, const auto& v) { return gather_rows(t, v[0], Span<const int>(index)); },
-          {random_tensor(4, 3, 1)}),
-      kTolerance);
+  EXPECT_LT(max_gradient_error([&](Tape& t, const auto& v) { return gather_rows(t, v[0], Span<const int>(index)); },
+                               {random_tensor(4, 3, 1)}),
+            kTolerance);
 }
 
 TEST(TapeOps, ScatterAddIntoBase) {
   const std::vector<int> index{2, 0, 2};
-  EXPECT_LT(max_gradient_error(
-                [&](Tape& t, const auto& v) {
-                  return scatter_add(t, v[0], v[1], Span<const int>(index));
-                },
-                {random_tensor(4, 2, 1), random_tensor(3, 2, 2)}),
-            kTolerance);
+  EXPECT_LT(
+      max_gradient_error([&](Tape& t, const auto& v) { return scatter_add(t, v[0], v[1], Span<const int>(index)); },
+                         {random_tensor(4, 2, 1), random_tensor(3, 2, 2)}),
+      kTolerance);
 }
 
 TEST(TapeOps, SegmentSumWithEmptySegments) {
   const std::vector<int> offsets{0, 2, 2, 5};
-  EXPECT_LT(
-      max_gradient_error(
-          [&](Tape& t, const auto& v) { return segment_sum(t, v[0], Span<const int>(offsets)); },
-          {random_tensor(5, 3, 1)}),
-      kTolerance);
+  EXPECT_LT(max_gradient_error([&](Tape& t, const auto& v) { return segment_sum(t, v[0], Span<const int>(offsets)); },
+                               {random_tensor(5, 3, 1)}),
+            kTolerance);
 }
 
 TEST(TapeOps, SumRows) {
-  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return sum_rows(t, v[0]); },
-                               {random_tensor(5, 2, 1)}),
+  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return sum_rows(t, v[0]); }, {random_tensor(5, 2, 1)}),
             kTolerance);
 }
 
 TEST(TapeOps, Linear) {
   const Tensor<double> w = random_tensor(4, 3, 7), b = random_tensor(1, 3, 8);
-  EXPECT_LT(max_gradient_error([&](Tape& t, const auto& v) { return linear(t, v[0], w, b); },
-                               {random_tensor(5, 4, 1)}),
+  EXPECT_LT(max_gradient_error([&](Tape& t, const auto& v) { return linear(t, v[0], w, b); }, {random_tensor(5, 4, 1)}),
             kTolerance);
 }
 
 TEST(TapeOps, Activations) {
   // Wide inputs, to cover both tails of the stable softplus.
   const Tensor<double> x = random_tensor(6, 5, 1, -12.0, 12.0);
-  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return silu(t, v[0]); }, {x}),
-            kTolerance);
-  EXPECT_LT(
-      max_gradient_error([](Tape& t, const auto& v) { return shifted_softplus(t, v[0]); }, {x}),
-      kTolerance);
+  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return silu(t, v[0]); }, {x}), kTolerance);
+  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return shifted_softplus(t, v[0]); }, {x}), kTolerance);
   Tape tape;
   const Var<double> zero = shifted_softplus(tape, Var<double>::constant(Tensor<double>(1, 1)));
   EXPECT_NEAR(zero.value()(0, 0), 0.0, 1e-15);
 }
 
 TEST(TapeOps, ProductsAndSums) {
-  const Tensor<double> a = random_tensor(4, 3, 1), b = random_tensor(4, 3, 2),
-                       column = random_tensor(4, 1, 3);
-  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return mul(t, v[0], v[1]); }, {a, b}),
-            kTolerance);
-  EXPECT_LT(
-      max_gradient_error([](Tape& t, const auto& v) { return mul(t, v[0], v[1]); }, {a, column}),
-      kTolerance);
-  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return add(t, v[0], v[1]); }, {a, b}),
-            kTolerance);
+  const Tensor<double> a = random_tensor(4, 3, 1), b = random_tensor(4, 3, 2), column = random_tensor(4, 1, 3);
+  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return mul(t, v[0], v[1]); }, {a, b}), kTolerance);
+  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return mul(t, v[0], v[1]); }, {a, column}), kTolerance);
+  EXPECT_LT(max_gradient_error([](Tape& t, const auto& v) { return add(t, v[0], v[1]); }, {a, b}), kTolerance);
 }
 
 TEST(TapeOps, RadialBasesAndCutoff) {
@@ -188,12 +169,9 @@ TEST(TapeOps, RadialBasesAndCutoff) {
   bessel.kind = RadialBasis::Kind::bessel;
   bessel.size = 5;
   bessel.cutoff = 3.0;
-  EXPECT_LT(max_gradient_error(
-                [&](Tape& t, const auto& v) { return radial_basis(t, v[0], gaussian); }, {r}),
+  EXPECT_LT(max_gradient_error([&](Tape& t, const auto& v) { return radial_basis(t, v[0], gaussian); }, {r}),
             kTolerance);
-  EXPECT_LT(max_gradient_error(
-                [&](Tape& t, const auto& v) { return radial_basis(t, v[0], bessel); }, {r}),
-            kTolerance);
+  EXPECT_LT(max_gradient_error([&](Tape& t, const auto& v) { return radial_basis(t, v[0], bessel); }, {r}), kTolerance);
   EXPECT_LT(max_gradient_error(
                 [](Tape& t, const auto& v) {
                   return cosine_cutoff(t, v[0], CosineCutoff{1.5, 3.0});
@@ -223,15 +201,13 @@ TEST(TapeOps, EdgeVectorsAndLengths) {
   const Tensor<double> x = random_tensor(4, 3, 1, -2.0, 2.0);
   EXPECT_LT(max_gradient_error(
                 [&](Tape& t, const auto& v) {
-                  return edge_vectors<double>(t, v[0], Span<const int>(receiver),
-                                              Span<const int>(sender));
+                  return edge_vectors<double>(t, v[0], Span<const int>(receiver), Span<const int>(sender));
                 },
                 {x}),
             kTolerance);
   EXPECT_LT(max_gradient_error(
                 [&](Tape& t, const auto& v) {
-                  return lengths(t, edge_vectors<double>(t, v[0], Span<const int>(receiver),
-                                                         Span<const int>(sender)));
+                  return lengths(t, edge_vectors<double>(t, v[0], Span<const int>(receiver), Span<const int>(sender)));
                 },
                 {x}),
             kTolerance);
@@ -264,11 +240,9 @@ TEST(TapeOps, Fp32AgreesWithFp64) {
     Tape tape;
     const Var<double> xv = Var<double>::variable(x);
     const Tensor<T> wt = cast<T>(w), bt = cast<T>(b);
-    const Var<T> r = lengths(
-        tape, edge_vectors<T>(tape, xv, Span<const int>(receiver), Span<const int>(sender)));
+    const Var<T> r = lengths(tape, edge_vectors<T>(tape, xv, Span<const int>(receiver), Span<const int>(sender)));
     const Var<T> h = silu(tape, linear(tape, radial_basis(tape, r, basis), wt, bt));
-    const Var<double> e =
-        sum_rows(tape, mul(tape, h, cosine_cutoff(tape, r, CosineCutoff{0.0, 4.0})));
+    const Var<double> e = sum_rows(tape, mul(tape, h, cosine_cutoff(tape, r, CosineCutoff{0.0, 4.0})));
     e.grad().fill(1.0);
     tape.backward();
     return std::pair{e.value(), xv.grad()};
@@ -336,9 +310,9 @@ TEST_F(HaloGather, RefreshesFeaturesForwardAndSendsGradientsBack) {
 }
 
 TEST_F(HaloGather, ReplicatedCoordinateAndLocalReadsExchangeNothing) {
-  for (const auto& [mode, kind] : {std::pair{std::string(kHaloRead), RowKind::replicated},
-                                   std::pair{std::string(kHaloRead), RowKind::coordinates},
-                                   std::pair{std::string("local"), RowKind::features}}) {
+  for (const auto& [mode, kind] :
+       {std::pair{std::string(kHaloRead), RowKind::replicated}, std::pair{std::string(kHaloRead), RowKind::coordinates},
+        std::pair{std::string("local"), RowKind::features}}) {
     Dispatcher d = dispatcher(mode);
     Tape tape;
     const Tensor<double> x0 = random_tensor(5, 2, 1);

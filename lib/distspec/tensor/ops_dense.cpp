@@ -8,9 +8,10 @@ template <class T>
 Var<T> linear(Tape& tape, const Var<T>& x, const Tensor<T>& weight, const Tensor<T>& bias) {
   const std::size_t n = x.rows(), in = weight.rows(), out = weight.cols();
   if (x.cols() != in || bias.rows() != 1 || bias.cols() != out)
-    throw Error("tensor.shape", "", "linear: x is " + std::to_string(n) + " x " + std::to_string(x.cols()) +
-                                        ", weight " + std::to_string(in) + " x " + std::to_string(out) + ", bias " +
-                                        std::to_string(bias.rows()) + " x " + std::to_string(bias.cols()));
+    throw Error("tensor.shape", "",
+                "linear: x is " + std::to_string(n) + " x " + std::to_string(x.cols()) + ", weight " +
+                    std::to_string(in) + " x " + std::to_string(out) + ", bias " + std::to_string(bias.rows()) + " x " +
+                    std::to_string(bias.cols()));
   Tensor<T> y(n, out);
   const Tensor<T>& xv = x.value();
   // Row times matrix with the weight row innermost: unit stride over both weight and output.

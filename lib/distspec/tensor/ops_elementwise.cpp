@@ -14,8 +14,9 @@ Var<T> mul(Tape& tape, const Var<T>& a, const Var<T>& b) {
   const std::size_t n = a.rows(), cols = a.cols();
   const bool broadcast = b.cols() == 1 && cols != 1;
   if (b.rows() != n || (b.cols() != cols && !broadcast))
-    throw Error("tensor.shape", "", "mul: " + shape(n, cols) + " times " + shape(b.rows(), b.cols()) +
-                                        "; expected equal shapes or one column");
+    throw Error(
+        "tensor.shape", "",
+        "mul: " + shape(n, cols) + " times " + shape(b.rows(), b.cols()) + "; expected equal shapes or one column");
   const std::size_t bstride = broadcast ? 0 : 1;  // column step through b's row
   Tensor<T> y(n, cols);
   const Tensor<T>& av = a.value();

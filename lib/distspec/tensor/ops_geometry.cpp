@@ -7,16 +7,19 @@ namespace distspec::tensor {
 
 template <class T>
 Var<T> edge_vectors(Tape& tape, const Var<double>& x, Span<const int> receiver, Span<const int> sender) {
-  if (x.cols() != 3) throw Error("tensor.shape", "", "edge_vectors: coordinates need 3 columns, got " + std::to_string(x.cols()));
+  if (x.cols() != 3)
+    throw Error("tensor.shape", "", "edge_vectors: coordinates need 3 columns, got " + std::to_string(x.cols()));
   if (receiver.size() != sender.size())
-    throw Error("tensor.shape", "", "edge_vectors: " + std::to_string(receiver.size()) + " receivers but " +
-                                        std::to_string(sender.size()) + " senders");
+    throw Error("tensor.shape", "",
+                "edge_vectors: " + std::to_string(receiver.size()) + " receivers but " + std::to_string(sender.size()) +
+                    " senders");
   const std::size_t n_edges = sender.size(), n_rows = x.rows();
   for (std::size_t e = 0; e < n_edges; ++e)
     if (receiver[e] < 0 || sender[e] < 0 || static_cast<std::size_t>(receiver[e]) >= n_rows ||
         static_cast<std::size_t>(sender[e]) >= n_rows)
-      throw Error("tensor.index", "", "edge_vectors: edge " + std::to_string(e) + " names a row outside [0, " +
-                                          std::to_string(n_rows) + ")");
+      throw Error(
+          "tensor.index", "",
+          "edge_vectors: edge " + std::to_string(e) + " names a row outside [0, " + std::to_string(n_rows) + ")");
   Tensor<T> v(n_edges, 3);
   const Tensor<double>& xv = x.value();
   for (std::size_t e = 0; e < n_edges; ++e)

@@ -9,7 +9,8 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 
 void expect_column(const char* op, std::size_t cols) {
-  if (cols != 1) throw Error("tensor.shape", "", std::string(op) + ": r must have one column, got " + std::to_string(cols));
+  if (cols != 1)
+    throw Error("tensor.shape", "", std::string(op) + ": r must have one column, got " + std::to_string(cols));
 }
 
 // phi_k(r) and dphi_k/dr in fp64 (the basis is cheap next to the layers it feeds, and fp64

@@ -9,9 +9,9 @@ namespace {
 void check_index(const char* op, Span<const int> index, std::size_t n_rows) {
   for (std::size_t k = 0; k < index.size(); ++k)
     if (index[k] < 0 || static_cast<std::size_t>(index[k]) >= n_rows)
-      throw Error("tensor.index", "", std::string(op) + ": index " + std::to_string(index[k]) + " at position " +
-                                          std::to_string(k) + " is not a row of a " + std::to_string(n_rows) +
-                                          "-row tensor");
+      throw Error("tensor.index", "",
+                  std::string(op) + ": index " + std::to_string(index[k]) + " at position " + std::to_string(k) +
+                      " is not a row of a " + std::to_string(n_rows) + "-row tensor");
 }
 
 template <class T>
@@ -41,9 +41,9 @@ Var<T> gather_rows(Tape& tape, const Var<T>& x, Span<const int> index) {
 template <class T>
 Var<T> scatter_add(Tape& tape, const Var<T>& base, const Var<T>& src, Span<const int> index) {
   if (src.rows() != index.size() || src.cols() != base.cols())
-    throw Error("tensor.shape", "", "scatter_add: src is " + std::to_string(src.rows()) + " x " +
-                                        std::to_string(src.cols()) + ", expected " + std::to_string(index.size()) +
-                                        " x " + std::to_string(base.cols()));
+    throw Error("tensor.shape", "",
+                "scatter_add: src is " + std::to_string(src.rows()) + " x " + std::to_string(src.cols()) +
+                    ", expected " + std::to_string(index.size()) + " x " + std::to_string(base.cols()));
   check_index("scatter_add", index, base.rows());
   const std::size_t cols = base.cols();
   Tensor<T> out = base.value();
@@ -69,8 +69,8 @@ template <class T>
 Var<T> segment_sum(Tape& tape, const Var<T>& src, Span<const int> offsets) {
   const std::size_t n_segments = offsets.empty() ? 0 : offsets.size() - 1;
   if (n_segments > 0 && (offsets[0] != 0 || static_cast<std::size_t>(offsets[n_segments]) != src.rows()))
-    throw Error("tensor.index", "", "segment_sum: offsets must run from 0 to the " + std::to_string(src.rows()) +
-                                        " rows of src");
+    throw Error("tensor.index", "",
+                "segment_sum: offsets must run from 0 to the " + std::to_string(src.rows()) + " rows of src");
   for (std::size_t r = 0; r < n_segments; ++r)
     if (offsets[r + 1] < offsets[r]) throw Error("tensor.index", "", "segment_sum: offsets must not decrease");
   const std::size_t cols = src.cols();
@@ -107,10 +107,10 @@ Var<double> sum_rows(Tape& tape, const Var<T>& x) {
   return y;
 }
 
-#define DISTSPEC_INSTANTIATE(T)                                                          \
-  template Var<T> gather_rows<T>(Tape&, const Var<T>&, Span<const int>);                 \
-  template Var<T> scatter_add<T>(Tape&, const Var<T>&, const Var<T>&, Span<const int>);  \
-  template Var<T> segment_sum<T>(Tape&, const Var<T>&, Span<const int>);                 \
+#define DISTSPEC_INSTANTIATE(T)                                                         \
+  template Var<T> gather_rows<T>(Tape&, const Var<T>&, Span<const int>);                \
+  template Var<T> scatter_add<T>(Tape&, const Var<T>&, const Var<T>&, Span<const int>); \
+  template Var<T> segment_sum<T>(Tape&, const Var<T>&, Span<const int>);                \
   template Var<double> sum_rows<T>(Tape&, const Var<T>&);
 DISTSPEC_INSTANTIATE(double)
 DISTSPEC_INSTANTIATE(float)

@@ -23,8 +23,9 @@ class Tensor {
   Tensor(std::size_t rows, std::size_t cols, std::vector<T> values)
       : rows_(rows), cols_(cols), data_(std::move(values)) {
     if (data_.size() != rows * cols)
-      throw Error("tensor.shape", "", "a " + std::to_string(rows) + " x " + std::to_string(cols) + " tensor needs " +
-                                          std::to_string(rows * cols) + " values, got " + std::to_string(data_.size()));
+      throw Error("tensor.shape", "",
+                  "a " + std::to_string(rows) + " x " + std::to_string(cols) + " tensor needs " +
+                      std::to_string(rows * cols) + " values, got " + std::to_string(data_.size()));
   }
 
   std::size_t rows() const { return rows_; }

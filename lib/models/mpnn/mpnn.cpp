@@ -14,7 +14,8 @@ using tensor::Tensor;
 int species_of(const std::string& name, const std::string& at, const std::vector<std::string>& elements) {
   for (std::size_t k = 0; k < elements.size(); ++k)
     if (elements[k] == name) return static_cast<int>(k);
-  fail_value(at, "element '" + name + "' is not one of the model's elements", "the model's elements: " + join_names(elements));
+  fail_value(at, "element '" + name + "' is not one of the model's elements",
+             "the model's elements: " + join_names(elements));
 }
 
 std::vector<double> read_vector(const Json& value, const std::string& at, std::size_t expected) {
@@ -29,7 +30,8 @@ std::vector<double> read_vector(const Json& value, const std::string& at, std::s
 
 // {"weight": [[out] x in], "bias": [out]}; `in` is fixed by the layer before, `out` by the
 // first weight row unless the caller fixes it (0: any).
-Dense<double> read_dense(const Json& value, const std::string& at, std::size_t in, std::size_t out, const char* why_in) {
+Dense<double> read_dense(const Json& value, const std::string& at, std::size_t in, std::size_t out,
+                         const char* why_in) {
   const Json& d = expect_object(value, at, {"weight", "bias"});
   const std::string wat = at + "/weight";
   const Json& rows = expect_array(require_member(d, "weight", at), wat);
@@ -45,7 +47,8 @@ Dense<double> read_dense(const Json& value, const std::string& at, std::size_t i
     const std::vector<double> row = read_vector(rows[k], wat + "/" + std::to_string(k), out);
     w.insert(w.end(), row.begin(), row.end());
   }
-  return {Tensor<double>(in, out, std::move(w)), Tensor<double>(1, out, read_vector(require_member(d, "bias", at), at + "/bias", out))};
+  return {Tensor<double>(in, out, std::move(w)),
+          Tensor<double>(1, out, read_vector(require_member(d, "bias", at), at + "/bias", out))};
 }
 
 // [D(in -> hidden), D(hidden -> out)]
@@ -71,7 +74,8 @@ tensor::RadialBasis read_basis(const Json& value, double cutoff) {
   if (kind == "bessel") {
     basis.kind = tensor::RadialBasis::Kind::bessel;
     for (const char* key : {"start", "stop", "width"})
-      if (find_member(b, key)) fail_value(at + "/" + key, "a bessel basis takes no '" + std::string(key) + "'", "it spans (0, cutoff)");
+      if (find_member(b, key))
+        fail_value(at + "/" + key, "a bessel basis takes no '" + std::string(key) + "'", "it spans (0, cutoff)");
     return basis;
   }
   basis.kind = tensor::RadialBasis::Kind::gaussian;
@@ -104,7 +108,8 @@ Tensor<double> read_embedding(const Json& value, const std::vector<std::string>&
   std::vector<double> rows;
   for (const std::string& name : elements) {
     const std::string eat = at + "/" + json_pointer_token(name);
-    const std::vector<double> row = read_vector(require_member(value, name.c_str(), at, "every element needs an embedding row"), eat, features);
+    const std::vector<double> row =
+        read_vector(require_member(value, name.c_str(), at, "every element needs an embedding row"), eat, features);
     rows.insert(rows.end(), row.begin(), row.end());
   }
   return Tensor<double>(elements.size(), features, std::move(rows));
@@ -126,14 +131,16 @@ void read_baseline(const Json& value, const std::vector<std::string>& elements, 
     const std::string pat = at + "/pairs/" + std::to_string(k);
     const Json& pair = expect_object(pairs[k], pat, {"elements", "D", "alpha", "r0"});
     const Json& names = expect_array(require_member(pair, "elements", pat), pat + "/elements");
-    if (names.size() != 2) fail_value(pat + "/elements", "expected two element names, found " + std::to_string(names.size()));
+    if (names.size() != 2)
+      fail_value(pat + "/elements", "expected two element names, found " + std::to_string(names.size()));
     const int a = species_of(expect_string(names[0], pat + "/elements/0"), pat + "/elements/0", elements);
     const int c = species_of(expect_string(names[1], pat + "/elements/1"), pat + "/elements/1", elements);
     Morse m;
     m.D = expect_non_negative(require_member(pair, "D", pat), pat + "/D");
     m.alpha = expect_positive(require_member(pair, "alpha", pat), pat + "/alpha");
     m.r0 = expect_positive(require_member(pair, "r0", pat), pat + "/r0");
-    if (given[a * n + c]) fail_value(pat, "pair " + elements[a] + " " + elements[c] + " is given twice", "list each pair once");
+    if (given[a * n + c])
+      fail_value(pat, "pair " + elements[a] + " " + elements[c] + " is given twice", "list each pair once");
     given[a * n + c] = given[c * n + a] = m;
   }
   for (std::size_t a = 0; a < n; ++a)
@@ -160,10 +167,10 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
   const auto features = static_cast<std::size_t>(p.features);
   if (const Json* v = find_member(root, "precision"))
     p.precision = expect_choice(*v, at + "/precision", {"fp64", "fp32"}) == "fp64" ? Precision::fp64 : Precision::fp32;
-  p.activation = expect_choice(require_member(root, "activation", at), at + "/activation", {"shifted_softplus", "silu"}) ==
-                         "silu"
-                     ? Activation::silu
-                     : Activation::shifted_softplus;
+  p.activation =
+      expect_choice(require_member(root, "activation", at), at + "/activation", {"shifted_softplus", "silu"}) == "silu"
+          ? Activation::silu
+          : Activation::shifted_softplus;
   p.basis = read_basis(require_member(root, "radial_basis", at), cutoff);
   p.weights.embedding = read_embedding(require_member(root, "embedding", at), elements, features);
 
@@ -175,9 +182,10 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
     const std::string lat = at + "/layers/" + std::to_string(l);
     const Json& layer = expect_object(layers[l], lat, {"filter", "update"});
     Interaction<double> block;
-    block.filter = read_dense(require_member(layer, "filter", lat), lat + "/filter", static_cast<std::size_t>(p.basis.size),
-                              features, "one per radial basis function");
-    block.update = read_mlp(require_member(layer, "update", lat), lat + "/update", features, features, "one per feature");
+    block.filter = read_dense(require_member(layer, "filter", lat), lat + "/filter",
+                              static_cast<std::size_t>(p.basis.size), features, "one per radial basis function");
+    block.update =
+        read_mlp(require_member(layer, "update", lat), lat + "/update", features, features, "one per feature");
     p.weights.layers.push_back(std::move(block));
   }
   p.weights.readout = read_mlp(require_member(root, "readout", at), at + "/readout", features, 1, "one per feature");
@@ -197,7 +205,8 @@ std::unique_ptr<Model> make_model(const ModelFile& file) {
   info.elements = file.elements;
   try {
     if (!file.parameters_file.empty())
-      fail_value("/parameters_file", "architecture 'mpnn' takes its parameters inline", "put them under \"parameters\"");
+      fail_value("/parameters_file", "architecture 'mpnn' takes its parameters inline",
+                 "put them under \"parameters\"");
     Params params = parse_params(file.parameters, file.elements, file.cutoff);
     if (!file.precision.empty()) params.precision = file.precision == "fp32" ? Precision::fp32 : Precision::fp64;
     return make_model(std::move(info), std::move(params));

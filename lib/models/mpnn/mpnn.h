@@ -73,8 +73,8 @@ struct Dense {
 
 template <class T>
 struct Interaction {
-  Dense<T> filter;                 // K -> F
-  std::vector<Dense<T>> update;    // F -> H -> F
+  Dense<T> filter;               // K -> F
+  std::vector<Dense<T>> update;  // F -> H -> F
 };
 
 // Everything the network multiplies by, in one precision.

@@ -2,6 +2,7 @@
 // forces and virial. fp64 and fp32 share this code; coordinates, forces, energy and virial are
 // fp64 in both (see lib/distspec/tensor/ops_geometry.h and ops_rows.h).
 #include <cmath>
+#include <string>
 
 #include "distspec/tensor/ops_activation.h"
 #include "distspec/tensor/ops_dense.h"
@@ -9,6 +10,7 @@
 #include "distspec/tensor/ops_geometry.h"
 #include "distspec/tensor/ops_halo.h"
 #include "distspec/tensor/ops_rows.h"
+#include "models/model_error.h"
 #include "models/mpnn/mpnn.h"
 
 namespace distspec::models::mpnn {
@@ -39,7 +41,8 @@ template <class T>
 Weights<T> cast(const Weights<double>& w) {
   Weights<T> out;
   out.embedding = cast<T>(w.embedding);
-  for (const Interaction<double>& layer : w.layers) out.layers.push_back({cast<T>(layer.filter), cast<T>(layer.update)});
+  for (const Interaction<double>& layer : w.layers)
+    out.layers.push_back({cast<T>(layer.filter), cast<T>(layer.update)});
   out.readout = cast<T>(w.readout);
   return out;
 }
@@ -83,6 +86,12 @@ struct Edges {
 };
 
 void Edges::build(const AtomGraph& g, int n_species, double cutoff) {
+  // A species past the model's elements would index past its tables: a host bug, said so.
+  for (std::size_t i = 0; i < g.n_rows(); ++i)
+    if (g.species[i] >= n_species)
+      throw Error(model_error_id::op_args, "",
+                  "mpnn: species " + std::to_string(g.species[i]) + " of row " + std::to_string(i) +
+                      " is not one of the model's " + std::to_string(n_species) + " elements");
   for (auto* v : {&receivers, &offsets, &receiver, &sender, &pair, &readout}) v->clear();
   offsets.push_back(0);
   const double cutsq = cutoff * cutoff;
@@ -133,7 +142,7 @@ class Network final : public Model {
   ModelInfo info_;
   Params params_;
   Weights<T> weights_;  // params_.weights in the network's precision: what the layers multiply by
-  Edges edges_;  // per step; kept so its buffers reallocate only when they grow
+  Edges edges_;         // per step; kept so its buffers reallocate only when they grow
 };
 
 template <class T>
@@ -155,7 +164,8 @@ void Network<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const Out
   Tape tape;
 
   // Edge geometry: r_e = x_receiver - x_sender; halo coordinates are kept current by the host.
-  const Var<double> x = Var<double>::variable(Tensor<double>(n, 3, std::vector<double>(graph.positions, graph.positions + 3 * n)));
+  const Var<double> x =
+      Var<double>::variable(Tensor<double>(n, 3, std::vector<double>(graph.positions, graph.positions + 3 * n)));
   const Var<T> edge_vec = edge_vectors<T>(tape, x, e.receiver, e.sender);
   const Var<T> r = lengths(tape, edge_vec);
   const Var<T> fc = cosine_cutoff(tape, r, CosineCutoff{0.0, params_.cutoff});
@@ -166,7 +176,8 @@ void Network<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const Out
     const Interaction<T>& layer = weights_.layers[l];
     // h_l of each sender; from layer 2 on the policy refreshes the halo rows first (forward
     // exchange), and the adjoint returns their gradients to the owners (reverse exchange).
-    const Var<T> h_sender = halo_gather_rows(tape, dispatch, h, e.sender, l == 0 ? RowKind::replicated : RowKind::features);
+    const Var<T> h_sender =
+        halo_gather_rows(tape, dispatch, h, e.sender, l == 0 ? RowKind::replicated : RowKind::features);
     const Var<T> filter = mul(tape, linear(tape, rbf, layer.filter.weight, layer.filter.bias), fc);
     // Sum of messages per receiver. Every edge of a receiver is on this rank (owned receivers
     // per layer, or every row in the expanded strategy), so the sum is complete where it is
@@ -178,7 +189,8 @@ void Network<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const Out
 
   // Per-row energy of owned rows: network readout plus half the baseline of each edge.
   const Var<T> readout = mlp(tape, gather_rows(tape, h, e.readout), weights_.readout);
-  const Var<T> pair_energy = mul(tape, half_morse(tape, r, params_.morse, e.pair), cosine_cutoff(tape, r, params_.baseline_switch));
+  const Var<T> pair_energy =
+      mul(tape, half_morse(tape, r, params_.morse, e.pair), cosine_cutoff(tape, r, params_.baseline_switch));
   const Var<T> pair_rows = scatter_add(tape, Var<T>::constant(Tensor<T>(n, 1)), pair_energy, e.receiver);
   const Var<T> row_energy = add(tape, readout, gather_rows(tape, pair_rows, e.readout));
   const Var<double> energy = sum_rows(tape, row_energy);
@@ -225,7 +237,7 @@ void Network<T>::write_outputs(const AtomGraph& graph, const Var<double>& x, con
 std::unique_ptr<Model> make_model(ModelInfo info, Params params) {
   info.message_passing_layers = params.n_layers();
   info.halo_feature_reads = params.n_layers() - 1;  // h_l of neighbours, layers 2..L
-  info.comm_width = params.features;  // h_l, one row per atom, is the only block exchanged
+  info.comm_width = params.features;                // h_l, one row per atom, is the only block exchanged
   if (params.precision == Precision::fp32) return std::make_unique<Network<float>>(std::move(info), std::move(params));
   return std::make_unique<Network<double>>(std::move(info), std::move(params));
 }
