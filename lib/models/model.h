@@ -35,6 +35,9 @@ struct OutputRequest {
   bool energy_rows = false;  // per-atom energy
   bool virial = false;       // global virial
   bool virial_rows = false;  // per-atom virial
+  // false with no virial asked for: energies only. A model may then skip its reverse pass
+  // (forces stay zero); finite-difference references and benchmarks use this.
+  bool forces = true;
 };
 
 // Per-row outputs may hold partial values on halo rows; the host folds them to owners.

@@ -11,6 +11,7 @@ namespace distspec::testing {
 
 std::string plugin_path() { return DISTSPEC_PLUGIN_FILE; }
 std::string source_dir() { return DISTSPEC_SOURCE_DIR; }
+std::string potential(const std::string& name) { return source_dir() + "/potentials/" + name; }
 
 int world_rank()
 {

@@ -11,6 +11,7 @@ namespace distspec::testing {
 // Paths the build passes in: the plugin and the source tree (potentials, examples).
 std::string plugin_path();
 std::string source_dir();
+std::string potential(const std::string& name);  // a file in the repository's potentials/
 int world_rank();
 int world_size();
 

@@ -10,7 +10,7 @@ namespace {
 
 constexpr double kTolerance = 1e-10;
 
-std::string potential(const std::string& name) { return dt::source_dir() + "/potentials/" + name; }
+using dt::potential;
 
 const std::string kCopper = R"(
 units metal

@@ -16,7 +16,7 @@ namespace {
 
 constexpr double kTolerance = 1e-10;
 
-std::string potential(const std::string& name) { return dt::source_dir() + "/potentials/" + name; }
+using dt::potential;
 
 // 256 atoms in a 14.5 Å box: split 4 ways along x, each subdomain is thinner than the cutoff.
 const std::string kCopper = R"(

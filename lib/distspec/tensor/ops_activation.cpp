@@ -16,7 +16,7 @@ T sigmoid(T x) {
 // y = f(x) element-wise; the adjoint multiplies by f'(x), recomputed from the saved input.
 template <class T, class F, class DF>
 Var<T> elementwise(Tape& tape, const Var<T>& x, F f, DF df) {
-  Tensor<T> y(x.rows(), x.cols());
+  Tensor<T> y = tape.tensor<T>(x.rows(), x.cols());
   const Tensor<T>& xv = x.value();
   for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] = f(xv.data()[i]);
   Var<T> out = Var<T>::result(std::move(y), x.requires_grad());

@@ -12,7 +12,7 @@ Var<T> linear(Tape& tape, const Var<T>& x, const Tensor<T>& weight, const Tensor
                 "linear: x is " + std::to_string(n) + " x " + std::to_string(x.cols()) + ", weight " +
                     std::to_string(in) + " x " + std::to_string(out) + ", bias " + std::to_string(bias.rows()) + " x " +
                     std::to_string(bias.cols()));
-  Tensor<T> y(n, out);
+  Tensor<T> y = tape.tensor<T>(n, out);
   const Tensor<T>& xv = x.value();
   // Row times matrix with the weight row innermost: unit stride over both weight and output.
   for (std::size_t i = 0; i < n; ++i) {

@@ -18,7 +18,7 @@ Var<T> mul(Tape& tape, const Var<T>& a, const Var<T>& b) {
         "tensor.shape", "",
         "mul: " + shape(n, cols) + " times " + shape(b.rows(), b.cols()) + "; expected equal shapes or one column");
   const std::size_t bstride = broadcast ? 0 : 1;  // column step through b's row
-  Tensor<T> y(n, cols);
+  Tensor<T> y = tape.tensor<T>(n, cols);
   const Tensor<T>& av = a.value();
   const Tensor<T>& bv = b.value();
   for (std::size_t i = 0; i < n; ++i)
@@ -47,9 +47,10 @@ template <class T>
 Var<T> add(Tape& tape, const Var<T>& a, const Var<T>& b) {
   if (a.rows() != b.rows() || a.cols() != b.cols())
     throw Error("tensor.shape", "", "add: " + shape(a.rows(), a.cols()) + " plus " + shape(b.rows(), b.cols()));
-  Tensor<T> y = a.value();
+  Tensor<T> y = tape.tensor<T>(a.rows(), a.cols());
+  const Tensor<T>& av = a.value();
   const Tensor<T>& bv = b.value();
-  for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] += bv.data()[i];
+  for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] = av.data()[i] + bv.data()[i];
   Var<T> out = Var<T>::result(std::move(y), a.requires_grad() || b.requires_grad());
   if (out.requires_grad())
     tape.record([a, b, out] {

@@ -20,7 +20,7 @@ Var<T> edge_vectors(Tape& tape, const Var<double>& x, Span<const int> receiver, 
       throw Error(
           "tensor.index", "",
           "edge_vectors: edge " + std::to_string(e) + " names a row outside [0, " + std::to_string(n_rows) + ")");
-  Tensor<T> v(n_edges, 3);
+  Tensor<T> v = tape.tensor<T>(n_edges, 3);
   const Tensor<double>& xv = x.value();
   for (std::size_t e = 0; e < n_edges; ++e)
     for (int c = 0; c < 3; ++c) v(e, c) = static_cast<T>(xv(receiver[e], c) - xv(sender[e], c));
@@ -41,7 +41,7 @@ Var<T> edge_vectors(Tape& tape, const Var<double>& x, Span<const int> receiver, 
 template <class T>
 Var<T> lengths(Tape& tape, const Var<T>& v) {
   const std::size_t n = v.rows(), cols = v.cols();
-  Tensor<T> r(n, 1);
+  Tensor<T> r = tape.tensor<T>(n, 1);
   const Tensor<T>& vv = v.value();
   for (std::size_t i = 0; i < n; ++i) {
     double s = 0.0;

@@ -5,14 +5,23 @@
 namespace distspec::tensor {
 
 template <class T>
-Var<T> halo_gather_rows(Tape& tape, Dispatcher& dispatch, const Var<T>& x, Span<const int> index, RowKind kind) {
+const Var<T>& halo_refresh(Tape& tape, Dispatcher& dispatch, const Var<T>& x, RowKind kind) {
   dispatch.before_gather(x.value().view(), kind);
-  // Recorded before the gather, so it runs after the gather's adjoint has accumulated into x.
+  // Recorded before the reading op, so it runs after that op's adjoint has accumulated into x.
   if (x.requires_grad()) tape.record([&dispatch, x, kind] { dispatch.before_gather_adjoint(x.grad().view(), kind); });
-  return gather_rows(tape, x, index);
+  return x;
 }
 
-template Var<double> halo_gather_rows<double>(Tape&, Dispatcher&, const Var<double>&, Span<const int>, RowKind);
-template Var<float> halo_gather_rows<float>(Tape&, Dispatcher&, const Var<float>&, Span<const int>, RowKind);
+template <class T>
+Var<T> halo_gather_rows(Tape& tape, Dispatcher& dispatch, const Var<T>& x, Span<const int> index, RowKind kind) {
+  return gather_rows(tape, halo_refresh(tape, dispatch, x, kind), index);
+}
+
+#define DISTSPEC_INSTANTIATE(T)                                                                           \
+  template const Var<T>& halo_refresh<T>(Tape&, Dispatcher&, const Var<T>&, RowKind);                      \
+  template Var<T> halo_gather_rows<T>(Tape&, Dispatcher&, const Var<T>&, Span<const int>, RowKind);
+DISTSPEC_INSTANTIATE(double)
+DISTSPEC_INSTANTIATE(float)
+#undef DISTSPEC_INSTANTIATE
 
 }  // namespace distspec::tensor

@@ -13,21 +13,32 @@ void expect_column(const char* op, std::size_t cols) {
     throw Error("tensor.shape", "", std::string(op) + ": r must have one column, got " + std::to_string(cols));
 }
 
-// phi_k(r) and dphi_k/dr in fp64 (the basis is cheap next to the layers it feeds, and fp64
-// keeps fp32 models from losing the small differences between neighbouring centres).
-void basis_values(const RadialBasis& b, double r, int k, double& phi, double& dphi) {
+// phi_k(r) in fp64 (the basis is cheap next to the layers it feeds, and fp64 keeps fp32 models
+// from losing the small differences between neighbouring centres).
+double gaussian_centre(const RadialBasis& b, int k) {
+  return b.size > 1 ? b.start + (b.stop - b.start) * k / (b.size - 1) : b.start;
+}
+
+double basis_value(const RadialBasis& b, double r, int k) {
   if (b.kind == RadialBasis::Kind::gaussian) {
-    const double mu = b.size > 1 ? b.start + (b.stop - b.start) * k / (b.size - 1) : b.start;
+    const double mu = gaussian_centre(b, k);
     const double inv_w2 = 1.0 / (b.width * b.width);
-    phi = std::exp(-0.5 * (r - mu) * (r - mu) * inv_w2);
-    dphi = -(r - mu) * inv_w2 * phi;
-    return;
+    return std::exp(-0.5 * (r - mu) * (r - mu) * inv_w2);
+  }
+  const double norm = std::sqrt(2.0 / b.cutoff);
+  return norm * std::sin((k + 1) * kPi / b.cutoff * r) / r;
+}
+
+// dphi_k/dr, given phi = phi_k(r): a gaussian's slope is its value times a polynomial, which
+// spares the adjoint an exp per edge and basis function; a bessel function's is recomputed.
+double basis_slope(const RadialBasis& b, double r, int k, double phi) {
+  if (b.kind == RadialBasis::Kind::gaussian) {
+    const double inv_w2 = 1.0 / (b.width * b.width);
+    return -(r - gaussian_centre(b, k)) * inv_w2 * phi;
   }
   const double norm = std::sqrt(2.0 / b.cutoff);
   const double w = (k + 1) * kPi / b.cutoff;
-  const double s = std::sin(w * r), c = std::cos(w * r);
-  phi = norm * s / r;
-  dphi = norm * (w * c / r - s / (r * r));
+  return norm * (w * std::cos(w * r) / r - std::sin(w * r) / (r * r));
 }
 
 void cutoff_values(const CosineCutoff& f, double r, double& value, double& slope) {
@@ -51,27 +62,21 @@ Var<T> radial_basis(Tape& tape, const Var<T>& r, const RadialBasis& basis) {
   expect_column("radial_basis", r.cols());
   if (basis.size < 1) throw Error("tensor.shape", "", "radial_basis: size must be at least 1");
   const std::size_t n = r.rows(), k_max = static_cast<std::size_t>(basis.size);
-  Tensor<T> phi(n, k_max);
+  Tensor<T> phi = tape.tensor<T>(n, k_max);
   const Tensor<T>& rv = r.value();
-  double value = 0.0, slope = 0.0;
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t k = 0; k < k_max; ++k) {
-      basis_values(basis, rv(i, 0), static_cast<int>(k), value, slope);
-      phi(i, k) = static_cast<T>(value);
-    }
+    for (std::size_t k = 0; k < k_max; ++k) phi(i, k) = static_cast<T>(basis_value(basis, rv(i, 0), static_cast<int>(k)));
   Var<T> out = Var<T>::result(std::move(phi), r.requires_grad());
   if (out.requires_grad())
     tape.record([r, out, basis, n, k_max] {
       Tensor<T>& gr = r.grad();
       const Tensor<T>& gy = out.grad();
       const Tensor<T>& rv = r.value();
-      double value = 0.0, slope = 0.0;
+      const Tensor<T>& phi = out.value();
       for (std::size_t i = 0; i < n; ++i) {
         double g = 0.0;
-        for (std::size_t k = 0; k < k_max; ++k) {
-          basis_values(basis, rv(i, 0), static_cast<int>(k), value, slope);
-          g += gy(i, k) * slope;
-        }
+        for (std::size_t k = 0; k < k_max; ++k)
+          g += gy(i, k) * basis_slope(basis, rv(i, 0), static_cast<int>(k), phi(i, k));
         gr(i, 0) += static_cast<T>(g);
       }
     });
@@ -84,7 +89,7 @@ Var<T> cosine_cutoff(Tape& tape, const Var<T>& r, const CosineCutoff& cutoff) {
   if (!(cutoff.outer > cutoff.inner))
     throw Error("tensor.shape", "", "cosine_cutoff: outer radius must exceed the inner radius");
   const std::size_t n = r.rows();
-  Tensor<T> f(n, 1);
+  Tensor<T> f = tape.tensor<T>(n, 1);
   const Tensor<T>& rv = r.value();
   double value = 0.0, slope = 0.0;
   for (std::size_t i = 0; i < n; ++i) {

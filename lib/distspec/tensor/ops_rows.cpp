@@ -1,5 +1,6 @@
 #include "distspec/tensor/ops_rows.h"
 
+#include <algorithm>
 #include <string>
 
 namespace distspec::tensor {
@@ -25,7 +26,7 @@ template <class T>
 Var<T> gather_rows(Tape& tape, const Var<T>& x, Span<const int> index) {
   check_index("gather_rows", index, x.rows());
   const std::size_t cols = x.cols();
-  Tensor<T> out(index.size(), cols);
+  Tensor<T> out = tape.tensor<T>(index.size(), cols);
   const Tensor<T>& xv = x.value();
   for (std::size_t k = 0; k < index.size(); ++k) std::copy_n(xv.row(index[k]), cols, out.row(k));
   Var<T> y = Var<T>::result(std::move(out), x.requires_grad());
@@ -46,7 +47,8 @@ Var<T> scatter_add(Tape& tape, const Var<T>& base, const Var<T>& src, Span<const
                     ", expected " + std::to_string(index.size()) + " x " + std::to_string(base.cols()));
   check_index("scatter_add", index, base.rows());
   const std::size_t cols = base.cols();
-  Tensor<T> out = base.value();
+  Tensor<T> out = tape.tensor<T>(base.rows(), cols);
+  std::copy_n(base.value().data(), out.size(), out.data());
   const Tensor<T>& sv = src.value();
   for (std::size_t k = 0; k < index.size(); ++k) add_row(out.row(index[k]), sv.row(k), cols);
   Var<T> y = Var<T>::result(std::move(out), base.requires_grad() || src.requires_grad());
@@ -74,7 +76,7 @@ Var<T> segment_sum(Tape& tape, const Var<T>& src, Span<const int> offsets) {
   for (std::size_t r = 0; r < n_segments; ++r)
     if (offsets[r + 1] < offsets[r]) throw Error("tensor.index", "", "segment_sum: offsets must not decrease");
   const std::size_t cols = src.cols();
-  Tensor<T> out(n_segments, cols);
+  Tensor<T> out = tape.tensor<T>(n_segments, cols);
   const Tensor<T>& sv = src.value();
   for (std::size_t r = 0; r < n_segments; ++r)
     for (int e = offsets[r]; e < offsets[r + 1]; ++e) add_row(out.row(r), sv.row(e), cols);
@@ -92,7 +94,7 @@ Var<T> segment_sum(Tape& tape, const Var<T>& src, Span<const int> offsets) {
 template <class T>
 Var<double> sum_rows(Tape& tape, const Var<T>& x) {
   const std::size_t cols = x.cols();
-  Tensor<double> out(1, cols);
+  Tensor<double> out = tape.tensor<double>(1, cols);
   const Tensor<T>& xv = x.value();
   for (std::size_t i = 0; i < xv.rows(); ++i)
     for (std::size_t c = 0; c < cols; ++c) out(0, c) += xv(i, c);

@@ -25,7 +25,8 @@ class Var {
   // A value no gradient is taken with respect to (parameters, inputs held fixed).
   static Var constant(Tensor<T> value) { return Var(std::move(value), false); }
   // A value gradients flow into: an input being differentiated by, or an op output that depends
-  // on one. Its gradient starts at zero, in the value's shape.
+  // on one. Its gradient starts at zero, in the value's shape and from the value's storage
+  // (the heap, or the workspace the value came from).
   static Var variable(Tensor<T> value) { return Var(std::move(value), true); }
   // An op's output: a variable exactly when some input was one.
   static Var result(Tensor<T> value, bool requires_grad) { return Var(std::move(value), requires_grad); }
@@ -55,10 +56,19 @@ class Tape {
   using Backward = std::function<void()>;
 
   Tape() = default;
+  // Op outputs, and their gradients, take their storage from `workspace` (see workspace.h):
+  // it must outlive every value the tape's ops produce.
+  explicit Tape(Workspace& workspace) : workspace_(&workspace) {}
   Tape(const Tape&) = delete;
   Tape& operator=(const Tape&) = delete;
   Tape(Tape&&) = default;
   Tape& operator=(Tape&&) = default;
+
+  // Zeros for an op's output, from the tape's workspace when it has one.
+  template <class T>
+  Tensor<T> tensor(std::size_t rows, std::size_t cols) const {
+    return Tensor<T>(rows, cols, workspace_);
+  }
 
   void record(Backward backward) { steps_.push_back(std::move(backward)); }
   // Replays the recorded adjoints, last op first, then forgets them and the values they hold.
@@ -69,12 +79,13 @@ class Tape {
 
  private:
   std::vector<Backward> steps_;
+  Workspace* workspace_ = nullptr;
 };
 
 template <class T>
 Var<T>::Var(Tensor<T> value, bool requires_grad) : node_(std::make_shared<Node>()) {
   node_->requires_grad = requires_grad;
-  if (requires_grad) node_->grad = Tensor<T>(value.rows(), value.cols());
+  if (requires_grad) node_->grad = value.zeros_like();
   node_->value = std::move(value);
 }
 

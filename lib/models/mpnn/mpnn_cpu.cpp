@@ -1,10 +1,17 @@
 // The message-passing network on the CPU: one forward pass on the tape, one reverse pass for
 // forces and virial. fp64 and fp32 share this code; coordinates, forces, energy and virial are
 // fp64 in both (see lib/distspec/tensor/ops_geometry.h and ops_rows.h).
+//
+// Memory: each layer's messages go through one fused op (cfconv), so no edges x F block exists;
+// the largest per-edge blocks are the radial basis and its gradient (edges x K). Every tensor of
+// a step comes from the network's workspace, which keeps the buffers between steps, so that a
+// steady-state MD step allocates no large block (and touches no new page).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "distspec/tensor/ops_activation.h"
+#include "distspec/tensor/ops_cfconv.h"
 #include "distspec/tensor/ops_dense.h"
 #include "distspec/tensor/ops_elementwise.h"
 #include "distspec/tensor/ops_geometry.h"
@@ -53,7 +60,7 @@ Weights<T> cast(const Weights<double>& w) {
 template <class T>
 Var<T> half_morse(Tape& tape, const Var<T>& r, const std::vector<Morse>& table, Span<const int> pair) {
   const std::size_t n = r.rows();
-  Tensor<T> out(n, 1);
+  Tensor<T> out = tape.tensor<T>(n, 1);
   for (std::size_t e = 0; e < n; ++e) {
     const Morse& m = table[pair[e]];
     const double x = std::exp(-m.alpha * (r.value()(e, 0) - m.r0));
@@ -135,7 +142,7 @@ class Network final : public Model {
   }
   // h0: the embedding of every row's species. Species are promoted to halo rows, so this block
   // is valid on halo rows without an exchange (RowKind::replicated).
-  Tensor<T> embed(const AtomGraph& graph) const;
+  Tensor<T> embed(const Tape& tape, const AtomGraph& graph) const;
   void write_outputs(const AtomGraph& graph, const Var<double>& x, const Var<T>& edge_vec, const Var<T>& row_energy,
                      double energy, const OutputRequest& request, ModelOutputs& out) const;
 
@@ -143,12 +150,13 @@ class Network final : public Model {
   Params params_;
   Weights<T> weights_;  // params_.weights in the network's precision: what the layers multiply by
   Edges edges_;         // per step; kept so its buffers reallocate only when they grow
+  Workspace workspace_;  // the storage of every step's tensors, kept for the next step
 };
 
 template <class T>
-Tensor<T> Network<T>::embed(const AtomGraph& graph) const {
+Tensor<T> Network<T>::embed(const Tape& tape, const AtomGraph& graph) const {
   const std::size_t f = static_cast<std::size_t>(params_.features);
-  Tensor<T> h(graph.n_rows(), f);
+  Tensor<T> h = tape.tensor<T>(graph.n_rows(), f);
   for (std::size_t i = 0; i < graph.n_rows(); ++i)
     if (graph.species[i] >= 0) std::copy_n(weights_.embedding.row(graph.species[i]), f, h.row(i));
   return h;
@@ -161,28 +169,30 @@ void Network<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const Out
   out.reset(n, request);
   edges_.build(graph, params_.n_species, params_.cutoff);
   const Edges& e = edges_;
-  Tape tape;
+  Tape tape(workspace_);
 
   // Edge geometry: r_e = x_receiver - x_sender; halo coordinates are kept current by the host.
-  const Var<double> x =
-      Var<double>::variable(Tensor<double>(n, 3, std::vector<double>(graph.positions, graph.positions + 3 * n)));
+  // Energy-only requests keep the coordinates constant: the tape then records nothing.
+  Tensor<double> positions = tape.tensor<double>(n, 3);
+  std::copy_n(graph.positions, 3 * n, positions.data());
+  const bool gradients = request.forces || request.virial || request.virial_rows;
+  const Var<double> x = Var<double>::result(std::move(positions), gradients);
   const Var<T> edge_vec = edge_vectors<T>(tape, x, e.receiver, e.sender);
   const Var<T> r = lengths(tape, edge_vec);
   const Var<T> fc = cosine_cutoff(tape, r, CosineCutoff{0.0, params_.cutoff});
   const Var<T> rbf = radial_basis(tape, r, params_.basis);
 
-  Var<T> h = Var<T>::constant(embed(graph));
+  Var<T> h = Var<T>::constant(embed(tape, graph));
   for (int l = 0; l < params_.n_layers(); ++l) {
     const Interaction<T>& layer = weights_.layers[l];
-    // h_l of each sender; from layer 2 on the policy refreshes the halo rows first (forward
-    // exchange), and the adjoint returns their gradients to the owners (reverse exchange).
-    const Var<T> h_sender =
-        halo_gather_rows(tape, dispatch, h, e.sender, l == 0 ? RowKind::replicated : RowKind::features);
-    const Var<T> filter = mul(tape, linear(tape, rbf, layer.filter.weight, layer.filter.bias), fc);
-    // Sum of messages per receiver. Every edge of a receiver is on this rank (owned receivers
-    // per layer, or every row in the expanded strategy), so the sum is complete where it is
-    // taken: no after_scatter (halo correction) exchange is needed, and none is made.
-    const Var<T> aggregate = segment_sum(tape, mul(tape, h_sender, filter), e.offsets);
+    // cfconv reads h_l of each sender; from layer 2 on the policy refreshes the halo rows first
+    // (forward exchange), and the adjoint returns their gradients to the owners (reverse exchange).
+    halo_refresh(tape, dispatch, h, l == 0 ? RowKind::replicated : RowKind::features);
+    // Sum of messages h_l[j] * Dense(rbf) * fc per receiver. Every edge of a receiver is on this
+    // rank (owned receivers per layer, or every row in the expanded strategy), so the sum is
+    // complete where it is taken: no after_scatter (halo correction) exchange is needed, and
+    // none is made.
+    const Var<T> aggregate = cfconv(tape, h, rbf, fc, layer.filter.weight, layer.filter.bias, e.offsets, e.sender);
     // Residual update on the receiver rows; halo rows keep stale values until the next refresh.
     h = scatter_add(tape, h, mlp(tape, aggregate, layer.update), e.receivers);
   }
@@ -191,12 +201,13 @@ void Network<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const Out
   const Var<T> readout = mlp(tape, gather_rows(tape, h, e.readout), weights_.readout);
   const Var<T> pair_energy =
       mul(tape, half_morse(tape, r, params_.morse, e.pair), cosine_cutoff(tape, r, params_.baseline_switch));
-  const Var<T> pair_rows = scatter_add(tape, Var<T>::constant(Tensor<T>(n, 1)), pair_energy, e.receiver);
+  const Var<T> pair_rows = scatter_add(tape, Var<T>::constant(tape.tensor<T>(n, 1)), pair_energy, e.receiver);
   const Var<T> row_energy = add(tape, readout, gather_rows(tape, pair_rows, e.readout));
   const Var<double> energy = sum_rows(tape, row_energy);
-
-  energy.grad()(0, 0) = 1.0;
-  tape.backward();
+  if (gradients) {
+    energy.grad()(0, 0) = 1.0;
+    tape.backward();
+  }
 
   double reference = 0.0;
   for (int i : e.readout) reference += params_.reference_energy[graph.species[i]];
@@ -208,13 +219,14 @@ void Network<T>::write_outputs(const AtomGraph& graph, const Var<double>& x, con
                                const Var<T>& row_energy, double energy, const OutputRequest& request,
                                ModelOutputs& out) const {
   out.energy = energy;
-  const Tensor<double>& dx = x.grad();
-  for (std::size_t k = 0; k < out.forces.size(); ++k) out.forces[k] = -dx.data()[k];
   if (request.energy_rows)
     for (std::size_t k = 0; k < edges_.readout.size(); ++k) {
       const int i = edges_.readout[k];
       out.energy_rows[i] = row_energy.value()(k, 0) + params_.reference_energy[graph.species[i]];
     }
+  if (!x.requires_grad()) return;  // energies only
+  const Tensor<double>& dx = x.grad();
+  for (std::size_t k = 0; k < out.forces.size(); ++k) out.forces[k] = -dx.data()[k];
   if (!request.virial && !request.virial_rows) return;
   // W = -sum_e r_e (x) dE/dr_e (= sum_i x_i (x) f_i over every row), accumulated in fp64; each
   // edge's share goes half to each of its two rows.
