@@ -68,8 +68,18 @@ fetch_orig() {
   if [ -z "$dir" ] || [ -z "$sha" ]; then
     log "no Sources record lists $file for $pkg $version"; return 1
   fi
-  log "fetch $MIRROR/$dir/$file"
-  curl -fsSL --retry 3 -o "$dest.part" "$MIRROR/$dir/$file" || { log "download of $file failed"; return 1; }
+  # apt-get source fetches the package as Debian publishes it; where the archive lacks the .dsc
+  # (trixie's lammps at times) the orig tarball itself is fetched from the pool.
+  local tmp="$CACHE/src/fetch-$pkg"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  log "apt-get source --download-only $pkg=$version"
+  if (cd "$tmp" && apt-get "${APT_OPTS[@]}" source --download-only -qq "$pkg=$version" >/dev/null 2>&1) && [ -f "$tmp/$file" ]; then
+    mv "$tmp/$file" "$dest.part"
+  else
+    log "apt-get source failed; fetching $MIRROR/$dir/$file"
+    curl -fsSL --retry 3 -o "$dest.part" "$MIRROR/$dir/$file" || { log "download of $file failed"; rm -rf "$tmp"; return 1; }
+  fi
+  rm -rf "$tmp"
   if [ "$(sha256sum "$dest.part" | cut -d' ' -f1)" != "$sha" ]; then
     log "sha256 of $file does not match the Sources index ($sha)"; rm -f "$dest.part"; return 1
   fi

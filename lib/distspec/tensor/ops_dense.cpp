@@ -1,6 +1,9 @@
 #include "distspec/tensor/ops_dense.h"
 
 #include <string>
+#include <vector>
+
+#include "distspec/tensor/row_kernels.h"
 
 namespace distspec::tensor {
 
@@ -14,31 +17,19 @@ Var<T> linear(Tape& tape, const Var<T>& x, const Tensor<T>& weight, const Tensor
                     std::to_string(bias.cols()));
   Tensor<T> y = tape.tensor<T>(n, out);
   const Tensor<T>& xv = x.value();
-  // Row times matrix with the weight row innermost: unit stride over both weight and output.
-  for (std::size_t i = 0; i < n; ++i) {
-    T* yi = y.row(i);
-    std::copy_n(bias.data(), out, yi);
-    const T* xi = xv.row(i);
-    for (std::size_t k = 0; k < in; ++k) {
-      const T xk = xi[k];
-      const T* wk = weight.row(k);
-      for (std::size_t c = 0; c < out; ++c) yi[c] += xk * wk[c];
-    }
-  }
+  for (std::size_t i = 0; i < n; ++i) kernels::vec_mat(xv.row(i), in, weight.data(), out, bias.data(), out, y.row(i));
   Var<T> result = Var<T>::result(std::move(y), x.requires_grad());
   if (result.requires_grad())
     tape.record([x, result, &weight, n, in, out] {
       Tensor<T>& gx = x.grad();
       const Tensor<T>& gy = result.grad();
+      // grad x[i] += grad y[i] W^T, with W^T stored for unit stride over `in`.
+      std::vector<T> wt(in * out), s(in);
+      kernels::transpose(weight.data(), in, out, wt.data());
       for (std::size_t i = 0; i < n; ++i) {
-        const T* gyi = gy.row(i);
+        kernels::vec_mat(gy.row(i), out, wt.data(), in, static_cast<const T*>(nullptr), in, s.data());
         T* gxi = gx.row(i);
-        for (std::size_t k = 0; k < in; ++k) {
-          const T* wk = weight.row(k);
-          T s = 0;
-          for (std::size_t c = 0; c < out; ++c) s += gyi[c] * wk[c];
-          gxi[k] += s;
-        }
+        for (std::size_t k = 0; k < in; ++k) gxi[k] += s[k];
       }
     });
   return result;
