@@ -113,3 +113,26 @@ TEST(MpnnSpec, LocalGatherIsReportedAsWrong)
 }
 
 }  // namespace
+
+namespace {
+
+// Energy conservation over 10 000 NVE steps of 1 fs at 300 K. Bound: 1 meV/atom, a 25th of kT at
+// 300 K, far below anything that would distort sampling, and above the integrator's own O(dt^2)
+// wobble for copper phonons (periods near 150 fs).
+TEST(MpnnNve, TenThousandStepsConserveEnergy)
+{
+  if (dt::world_size() != 2) GTEST_SKIP() << "run once, on 2 ranks";
+  const std::string setup = R"(
+units metal
+lattice fcc 3.615
+region box block 0 3 0 3 0 3
+create_box 1 box
+create_atoms 1 box
+mass 1 63.546
+)";
+  const double drift = dt::nve_drift_per_atom(
+      setup, "pair_style distspec\npair_coeff * * " + potential("cu_mpnn_L2.json") + " Cu", 10000, 0.001);
+  EXPECT_LT(std::abs(drift), 1e-3) << "drift " << drift << " eV/atom";
+}
+
+}  // namespace
