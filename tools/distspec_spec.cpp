@@ -5,9 +5,16 @@
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <sstream>
+
+#include "distspec/dispatch/dispatcher.h"
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
 #include "distspec/spec/spec_summary.h"
+#include "distspec/strict_json.h"
+#include "models/model_factory.h"
+#include "models/model_file.h"
 
 namespace {
 
@@ -17,6 +24,8 @@ constexpr char kUsage[] =
     "\n"
     "check   validate each MLIPSpec v2 file and summarise it: policy and modes, op adapters\n"
     "        and their transforms, helpers and their native meaning, outputs, shard fields.\n"
+    "        A DISTSPEC model file is checked as pair_coeff would load it: its parameters, its\n"
+    "        spec (inline or referenced) and the binding of every op to a loaded kernel.\n"
     "        --strict also rejects helpers that have no native meaning.\n"
     "format  print the canonical bytes of FILE (what nvalchemi's MLIPSpec.save() writes).\n"
     "\n"
@@ -27,10 +36,36 @@ int usage_error(const char* why) {
   return 2;
 }
 
+// True when the file is a DISTSPEC model file rather than a bare spec.
+bool is_model_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  const auto j = nlohmann::json::parse(bytes.str(), nullptr, false);
+  return j.is_object() && j.contains("format") && j["format"] == "distspec-model";
+}
+
+// Loads a model file the way pair_coeff does (one rank) and returns its spec; prints the model.
+distspec::MLIPSpec check_model(const std::string& path) {
+  const distspec::models::ModelFile file = distspec::models::read_model_file(path);
+  const auto model = distspec::models::make_model(file);
+  distspec::models::register_builtin_ops();
+  const auto& info = model->info();
+  const distspec::Dispatcher bound(file.spec.core, distspec::Device::cpu, info.ops, 1);
+  std::string elements;
+  for (const auto& e : info.elements) elements += (elements.empty() ? "" : " ") + e;
+  std::printf("%s: valid DISTSPEC model (%s, elements %s, cutoff %g %s, %d message-passing layer(s))\n",
+              path.c_str(), info.architecture.c_str(), elements.c_str(), info.cutoff, info.units.c_str(),
+              info.message_passing_layers);
+  std::printf("  spec: %s\n", file.spec_source.c_str());
+  return file.spec;
+}
+
 // Returns true when the file is valid (and, if strict, every helper has a native meaning).
 bool check_one(const std::string& path, bool strict) {
   try {
-    const distspec::MLIPSpec spec = distspec::read_mlip_spec_file(path);
+    const bool model = is_model_file(path);
+    const distspec::MLIPSpec spec = model ? check_model(path) : distspec::read_mlip_spec_file(path);
     bool ok = true;
     if (strict) {
       const auto& helpers = spec.core.third_party_helpers;
@@ -46,7 +81,7 @@ bool check_one(const std::string& path, bool strict) {
       }
     }
     if (!ok) return false;
-    std::printf("%s: valid MLIPSpec v%d\n", path.c_str(), distspec::MLIPSpec::version);
+    if (!model) std::printf("%s: valid MLIPSpec v%d\n", path.c_str(), distspec::MLIPSpec::version);
     const std::string summary = distspec::summarize_mlip_spec(spec);
     std::size_t start = 0;
     while (start < summary.size()) {  // indent each line under the file name

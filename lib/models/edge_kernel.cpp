@@ -23,18 +23,21 @@ void expect_count(const std::string& op, const char* what, std::size_t found, st
 }
 
 double* expect_f64(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows,
-                   std::size_t cols, bool optional) {
+                   std::size_t cols, bool optional, Device device) {
   if (optional && t.rows == 0) return nullptr;
   if (t.dtype != DType::f64) fail(op, where(what, pos) + " must be float64, got " + dtype_name(t.dtype));
-  if (t.device != Device::cpu) fail(op, where(what, pos) + " must be on the cpu, got " + device_name(t.device));
+  if (t.device != device)
+    fail(op, where(what, pos) + " must be on the " + device_name(device) + ", got " + device_name(t.device));
   if (t.rows != rows || t.cols != cols)
     fail(op, where(what, pos) + " must be " + shape(rows, cols) + ", got " + shape(t.rows, t.cols));
   return static_cast<double*>(t.data);
 }
 
-const int* expect_i32(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows) {
+const int* expect_i32(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows,
+                      Device device) {
   if (t.dtype != DType::i32) fail(op, where(what, pos) + " must be int32, got " + dtype_name(t.dtype));
-  if (t.device != Device::cpu) fail(op, where(what, pos) + " must be on the cpu, got " + device_name(t.device));
+  if (t.device != device)
+    fail(op, where(what, pos) + " must be on the " + device_name(device) + ", got " + device_name(t.device));
   if (t.rows != rows || t.cols != 1) fail(op, where(what, pos) + " must be " + shape(rows, 1) + ", got " + shape(t.rows, t.cols));
   return static_cast<const int*>(t.data);
 }

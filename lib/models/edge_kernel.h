@@ -56,10 +56,12 @@ std::vector<TensorRef> edge_args(const AtomGraph& graph);
 EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species);
 
 void expect_count(const std::string& op, const char* what, std::size_t found, std::size_t expected);
-// A float64 tensor of exactly rows x cols; with `optional`, an empty tensor (rows == 0) gives nullptr.
+// A float64 tensor of exactly rows x cols on `device`; with `optional`, an empty tensor
+// (rows == 0) gives nullptr.
 double* expect_f64(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows,
-                   std::size_t cols, bool optional = false);
-const int* expect_i32(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows);
+                   std::size_t cols, bool optional = false, Device device = Device::cpu);
+const int* expect_i32(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows,
+                      Device device = Device::cpu);
 
 // Outputs of an op that produces pair energy, forces and virial, all added into (the caller
 // zeroes them):

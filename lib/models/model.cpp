@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "distspec/error.h"
+#include "models/model_error.h"
+
 namespace distspec::models {
 
 void ModelOutputs::reset(std::size_t n_rows, const OutputRequest& request) {
@@ -10,6 +13,11 @@ void ModelOutputs::reset(std::size_t n_rows, const OutputRequest& request) {
   forces.assign(n_rows * 3, 0.0);
   energy_rows.assign(request.energy_rows ? n_rows : 0, 0.0);
   virial_rows.assign(request.virial_rows ? n_rows * 6 : 0, 0.0);
+}
+
+void throw_no_cuda(const std::string& architecture) {
+  throw Error(model_error_id::device, "", "architecture '" + architecture + "' was asked for on cuda, but this build has no CUDA",
+              "configure with -DDISTSPEC_ENABLE_CUDA=ON (needs nvcc), or run on the cpu");
 }
 
 }  // namespace distspec::models

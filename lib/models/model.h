@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct AtomGraph {
   const int* receivers = nullptr;
   const int* offsets = nullptr;  // n_receivers + 1
   const int* senders = nullptr;
+  // Names the topology: row counts, species, charges, receivers, offsets and senders. A host
+  // bumps it whenever one of them changes (LAMMPS: at reneighbouring), so that a device model
+  // uploads them only then; positions are uploaded every call. 0 means "unknown": device
+  // models then upload the topology at every call.
+  std::uint64_t topology_generation = 0;
 
   std::size_t n_rows() const { return n_owned + n_halo; }
 };
@@ -65,6 +71,9 @@ struct ModelInfo {
   std::vector<std::string> ops;      // qualnames the model calls through the dispatcher
   bool reads_charges = false;        // needs per-row charges (promoted by the spec's shard_fields)
 };
+
+// Throws distspec::Error (model.device): a model was asked for on cuda in a build without CUDA.
+[[noreturn]] void throw_no_cuda(const std::string& architecture);
 
 class Model {
  public:

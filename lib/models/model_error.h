@@ -11,5 +11,6 @@ inline constexpr char value[] = "model.value";              // right type, unacc
 inline constexpr char io[] = "model.io";                    // a referenced file cannot be read
 inline constexpr char table[] = "model.table";              // a LAMMPS potential file is malformed
 inline constexpr char op_args[] = "model.op_args";          // an op got arguments of the wrong shape
+inline constexpr char device[] = "model.device";            // no CUDA build or device, or a CUDA call failed
 
 }  // namespace distspec::models::model_error_id

@@ -10,15 +10,26 @@ namespace {
 
 struct Architecture {
   std::string name;
-  std::unique_ptr<Model> (*make)(const ModelFile&);
-  void (*register_ops)(OpRegistry&);  // nullptr: the model registers no kernels
+  std::unique_ptr<Model> (*make)(const ModelFile&, Device);
+  void (*register_ops)(OpRegistry&);       // nullptr: the model registers no kernels
+  void (*register_cuda_ops)(OpRegistry&);  // likewise, for Device::cuda
 };
+
+#ifdef DISTSPEC_WITH_CUDA
+constexpr void (*kLJCuda)(OpRegistry&) = lj::register_cuda_ops;
+constexpr void (*kEAMCuda)(OpRegistry&) = eam::register_cuda_ops;
+#else
+constexpr void (*kLJCuda)(OpRegistry&) = nullptr;
+constexpr void (*kEAMCuda)(OpRegistry&) = nullptr;
+#endif
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list{
-      {"lj", lj::make_model, lj::register_ops},
-      {"eam", eam::make_model, eam::register_ops},
-      {"mpnn", mpnn::make_model, nullptr},  // runs on the tape (lib/distspec/tensor)
+      {"lj", lj::make_model, lj::register_ops, kLJCuda},
+      {"eam", eam::make_model, eam::register_ops, kEAMCuda},
+      // The network runs on the tape (lib/distspec/tensor) on the cpu, as its own kernels on
+      // cuda: no op of either is called through the dispatcher.
+      {"mpnn", mpnn::make_model, nullptr, nullptr},
   };
   return list;
 }
@@ -34,9 +45,9 @@ const std::vector<std::string>& architecture_names() {
   return names;
 }
 
-std::unique_ptr<Model> make_model(const ModelFile& file) {
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   for (const Architecture& a : architectures())
-    if (a.name == file.architecture) return a.make(file);
+    if (a.name == file.architecture) return a.make(file, device);
   // parse_model_file only lets known architectures through; a ModelFile built in code may not.
   throw Error(model_error_id::value, "/architecture", "unknown architecture '" + file.architecture + "'",
               "expected one of " + join_names(architecture_names()), file.path);
@@ -44,8 +55,10 @@ std::unique_ptr<Model> make_model(const ModelFile& file) {
 
 void register_builtin_ops(OpRegistry& registry) {
   // OpRegistry::add replaces a kernel of the same name and device, so repeating is harmless.
-  for (const Architecture& a : architectures())
+  for (const Architecture& a : architectures()) {
     if (a.register_ops) a.register_ops(registry);
+    if (a.register_cuda_ops) a.register_cuda_ops(registry);
+  }
 }
 
 }  // namespace distspec::models

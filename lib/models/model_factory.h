@@ -16,10 +16,14 @@ namespace distspec::models {
 // The architectures make_model knows ("lj", "eam", "mpnn").
 const std::vector<std::string>& architecture_names();
 
-// Builds the model the file describes; parameter errors point into the file.
-std::unique_ptr<Model> make_model(const ModelFile& file);
+// Builds the model the file describes, running on `device`; parameter errors point into the
+// file. Device::cuda needs a build with DISTSPEC_ENABLE_CUDA (else distspec::Error, id
+// model.device) and a CUDA device; such a model takes host graphs and returns host outputs, and
+// runs under a Dispatcher built for Device::cuda.
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device = Device::cpu);
 
-// Adds every kernel of every model to `registry`. Idempotent.
+// Adds every kernel of every model to `registry`, the cuda kernels too in builds with CUDA.
+// Idempotent.
 void register_builtin_ops(OpRegistry& registry = OpRegistry::global());
 
 }  // namespace distspec::models

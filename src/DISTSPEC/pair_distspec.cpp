@@ -69,6 +69,11 @@ PairDistspec::~PairDistspec()
 void PairDistspec::settings(int narg, char **arg)
 {
   run_collectively(lmp, "pair_style distspec", [&] { settings_ = DistspecSettings::parse(words_of(narg, arg)); });
+  check_device();
+}
+
+void PairDistspec::check_device() const
+{
   if (settings_.device == DistspecSettings::Device::cuda)
     error->all(FLERR, "pair_style distspec: device cuda needs a DISTSPEC plugin built with CUDA "
                       "(DISTSPEC_ENABLE_CUDA); this one was built for CPUs");

@@ -51,6 +51,8 @@ class PairDistspec : public Pair {
   double memory_usage() override;
 
  protected:
+  // Whether this build can run where `device` asks; the KOKKOS variant lets Kokkos decide.
+  virtual void check_device() const;
   void load_model(const std::string &model_path);
   void build_graph();
   void rebuild_edges();

@@ -1,5 +1,10 @@
 /* ----------------------------------------------------------------------
    DISTSPEC: pair_style distspec/kk.
+
+   compute() is the plain style's three steps on Kokkos views: build the graph (kernels promote
+   the shard_fields and, after a reneighbouring, rebuild the edge arrays from KOKKOS' full list),
+   run the model through the spec's dispatcher (halo refreshes through the comm callbacks
+   below), write energy, forces and virial into atomKK's views as the spec classifies them.
 ------------------------------------------------------------------------- */
 
 #include "pair_distspec_kokkos.h"
@@ -7,36 +12,367 @@
 #include "atom_kokkos.h"
 #include "atom_masks.h"
 #include "error.h"
-#include "kokkos.h"
+#include "force.h"
+#include "memory_kokkos.h"
+#include "neigh_list_kokkos.h"
+#include "neighbor.h"
+
+#include "distspec/error.h"
+
+#include <algorithm>
 
 using namespace LAMMPS_NS;
 
+namespace {
+
+// Edge arrays grow with room to spare, so that small changes in neighbour counts between
+// reneighbourings do not reallocate them (as pair_nequip_allegro pads its scratch buffers).
+constexpr double kGrowthPadding = 1.2;
+
+template <class View> void grow_to(View &view, std::size_t n, const char *label, double padding = 1.0)
+{
+  if (view.extent(0) >= n) return;
+  view = View(Kokkos::ViewAllocateWithoutInitializing(label), static_cast<std::size_t>(n * padding));
+}
+
+}    // namespace
+
+/* ---------------------------------------------------------------------- */
+
 template <class DeviceType>
-PairDistspecKokkos<DeviceType>::PairDistspecKokkos(LAMMPS *lmp) : PairDistspec(lmp)
+PairDistspecKokkos<DeviceType>::PairDistspecKokkos(LAMMPS *lmp) : PairDistspec(lmp), halo_kk_(lmp, this)
 {
   kokkosable = 1;
   atomKK = static_cast<AtomKokkos *>(atom);
-  // The model reads host rows and the halo exchange runs LAMMPS' classic comm callbacks, so
-  // the style's data live on the host side of the dual views.
-  execution_space = Host;
+  execution_space = ExecutionSpaceFromDevice<DeviceType>::space;
   datamask_read = X_MASK | F_MASK | TYPE_MASK | Q_MASK | ENERGY_MASK | VIRIAL_MASK;
   datamask_modify = F_MASK | ENERGY_MASK | VIRIAL_MASK;
 }
 
-template <class DeviceType>
-void PairDistspecKokkos<DeviceType>::init_style()
+template <class DeviceType> PairDistspecKokkos<DeviceType>::~PairDistspecKokkos()
 {
-  // The style asks for its own full list whatever `-pk kokkos neigh` says, so `newton on neigh
-  // half` (which recent KOKKOS requires) works too; the list is the host one the model reads.
+  // Pair's destructor frees eatom / vatom with memory->destroy: hand them to memoryKK first.
+  memoryKK->destroy_kokkos(k_eatom, eatom);
+  memoryKK->destroy_kokkos(k_vatom, vatom);
+}
+
+/* ----------------------------------------------------------------------
+   Under KOKKOS the execution space decides where the model runs
+------------------------------------------------------------------------- */
+
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::check_device() const
+{
+  if (settings_.device == DistspecSettings::Device::cuda && kHostKernels)
+    error->all(FLERR,
+               "pair_style distspec/kk: device cuda, but this Kokkos execution space ({}) runs on the host; with "
+               "-sf kk the model runs where Kokkos runs: drop the device keyword, or use a LAMMPS whose KOKKOS "
+               "package is built for CUDA",
+               DeviceType::execution_space::name());
+}
+
+/* ---------------------------------------------------------------------- */
+
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
+{
+  // Where the model's kernels run follows the Kokkos execution space: host kernels for host
+  // spaces. This is the branch where a CUDA space would bind the dispatcher to DISTSPEC's CUDA
+  // kernels (distspec::Device::cuda) over the same raw pointers, with the model's outputs in
+  // device memory too; until that exists, refuse rather than hand device memory to host code.
+  if (!kHostKernels)
+    error->all(FLERR, "pair_style distspec/kk runs its model on host Kokkos execution spaces only, and this one is "
+               "{}; use distspec/kk/host, or the plain distspec style",
+               DeviceType::execution_space::name());
+
   PairDistspec::init_style();
+
+  // The plain style asked for its own full list whatever `-pk kokkos neigh` says (so `newton on
+  // neigh half`, which recent KOKKOS requires, works); KOKKOS builds it on DeviceType.
+  distspec_compat::build_request_with_kokkos<DeviceType>(neighbor, this);
+
+  const auto &fields = model_file_->spec.core.shard_fields;
+  auto promoted = [&](const char *f) { return std::find(fields.begin(), fields.end(), f) != fields.end(); };
+  promote_positions_ = promoted("positions");
+  promote_species_ = promoted("atomic_numbers");
+  promote_charges_ = promoted("charges") && atom->q_flag;
+
+  // The species of each LAMMPS type, as pair_coeff mapped them.
+  const int ntypes = atom->ntypes;
+  DAT::tdual_int_1d k_type_to_species("DistSpec::PairDistspecKokkos::type_to_species", ntypes + 1);
+  for (int t = 0; t <= ntypes; ++t) k_type_to_species.h_view(t) = type_to_species_[t];
+  k_type_to_species.modify<LMPHostType>();
+  k_type_to_species.sync<DeviceType>();
+  d_type_to_species_ = k_type_to_species.view<DeviceType>();
+
+  halo_kk_.set_max_width(comm_forward);
+}
+
+/* ---------------------------------------------------------------------- */
+
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int eflag, int vflag)
+{
+  // Per-atom energy and virial are Kokkos views of this style (alloc = 0): see write_back_views.
+  ev_init(eflag, vflag, 0);
+  atomKK->sync(execution_space, datamask_read);
+
+  // Graph: rows [owned | halo] = atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).
+  halo_kk_.resize(atom->nlocal, atom->nghost);
+  dispatcher_->attach(halo_kk_);
+  promote_shard_fields();
+  if (neighbor->ncalls != edges_built_at_) rebuild_edge_arrays();
+  // The model reads the rows next (host kernels).
+  DeviceType().fence();
+
+  // Model: its kernels get raw pointers of the views; halo refreshes come back through the comm
+  // callbacks.
+  dispatcher_->reset_stats();
+  distspec::models::OutputRequest request;
+  request.energy_rows = eflag_atom != 0;
+  request.virial = vflag_global != 0;
+  request.virial_rows = vflag_atom != 0;
+  try {
+    model_->compute(graph_, *dispatcher_, request, result_);
+  } catch (const distspec::Error &e) {
+    // A rank-local failure in the middle of a step: stop every rank rather than leave the
+    // others waiting in the next exchange.
+    error->one(FLERR, std::string("pair_style distspec/kk: ") + e.what());
+  }
+
+  write_back_views();
+  atomKK->modified(execution_space, (eflag || vflag) ? datamask_modify : F_MASK);
+  if (report_pending_) log_halo_report();
+}
+
+// x, species and q of every row into the model's input views.
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::promote_shard_fields()
+{
+  const int nall = atom->nlocal + atom->nghost;
+  grow_atom_views();
+
+  auto x = atomKK->k_x.template view<DeviceType>();
+  auto type = atomKK->k_type.template view<DeviceType>();
+  auto positions = d_positions_;
+  auto species = d_species_;
+  auto type_to_species = d_type_to_species_;
+  const bool copy_positions = promote_positions_;
+  // Species are always needed: they decide which rows are this model's atoms (NULL types).
+  Kokkos::parallel_for(
+      "DistSpec::PairDistspecKokkos::promote_positions_species", Kokkos::RangePolicy<DeviceType>(0, nall),
+      KOKKOS_LAMBDA(const int i) {
+        species(i) = type_to_species(type(i));
+        if (copy_positions)
+          for (int c = 0; c < 3; ++c) positions(i, c) = x(i, c);
+      });
+
+  if (promote_charges_) {
+    auto q = atomKK->k_q.template view<DeviceType>();
+    auto charges = d_charges_;
+    Kokkos::parallel_for(
+        "DistSpec::PairDistspecKokkos::promote_charges", Kokkos::RangePolicy<DeviceType>(0, nall),
+        KOKKOS_LAMBDA(const int i) { charges(i) = q(i); });
+  }
+
+  graph_.n_owned = atom->nlocal;
+  graph_.n_halo = atom->nghost;
+  graph_.positions = (nall > 0 && promote_positions_) ? d_positions_.data() : nullptr;
+  graph_.species = promote_species_ ? d_species_.data() : nullptr;
+  graph_.charges = promote_charges_ ? d_charges_.data() : nullptr;
+}
+
+// The input rows cover every atom LAMMPS may hold (atom->nmax); they grow with it.
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::grow_atom_views()
+{
+  const std::size_t nmax = atom->nmax;
+  grow_to(d_species_, nmax, "DistSpec::PairDistspecKokkos::species");
+  if (promote_positions_) grow_to(d_positions_, nmax, "DistSpec::PairDistspecKokkos::positions");
+  if (promote_charges_) grow_to(d_charges_, nmax, "DistSpec::PairDistspecKokkos::charges");
+}
+
+// CSR edge arrays from KOKKOS' full neighbour list, without atoms of NULL types (which hybrid
+// skip lists leave out already, but a plain style would not).
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_arrays()
+{
+  auto *k_list = static_cast<NeighListKokkos<DeviceType> *>(list);
+  // Expanded: ghosts are receivers too, each layer computed on them instead of exchanged.
+  const int inum = list->inum + (expanded_ ? list->gnum : 0);
+  auto ilist = k_list->d_ilist;
+  auto numneigh = k_list->d_numneigh;
+  auto neighbors = k_list->d_neighbors;
+  auto species = d_species_;
+
+  grow_to(d_receivers_, inum, "DistSpec::PairDistspecKokkos::receivers", kGrowthPadding);
+  grow_to(d_offsets_, inum + 1, "DistSpec::PairDistspecKokkos::offsets", kGrowthPadding);
+  auto receivers = d_receivers_;
+  auto offsets = d_offsets_;
+
+  // Receivers: the list's atoms of this model's types, in list order.
+  int n_receivers = 0;
+  Kokkos::parallel_scan(
+      "DistSpec::PairDistspecKokkos::receivers", Kokkos::RangePolicy<DeviceType>(0, inum),
+      KOKKOS_LAMBDA(const int ii, int &slot, const bool final) {
+        const int i = ilist(ii);
+        if (species(i) < 0) return;
+        if (final) receivers(slot) = i;
+        ++slot;
+      },
+      n_receivers);
+
+  // Offsets: each receiver's first edge, counting senders of this model's types; the extra
+  // last element holds the edge count.
+  int n_edges = 0;
+  Kokkos::parallel_scan(
+      "DistSpec::PairDistspecKokkos::offsets", Kokkos::RangePolicy<DeviceType>(0, n_receivers + 1),
+      KOKKOS_LAMBDA(const int r, int &edge, const bool final) {
+        if (final) offsets(r) = edge;
+        if (r == n_receivers) return;
+        const int i = receivers(r);
+        const int jnum = numneigh(i);
+        for (int jj = 0; jj < jnum; ++jj)
+          if (species(neighbors(i, jj) & NEIGHMASK) >= 0) ++edge;
+      },
+      n_edges);
+
+  // Senders, in neighbour-list order within each receiver.
+  grow_to(d_senders_, n_edges, "DistSpec::PairDistspecKokkos::senders", kGrowthPadding);
+  auto senders = d_senders_;
+  Kokkos::parallel_for(
+      "DistSpec::PairDistspecKokkos::senders", Kokkos::RangePolicy<DeviceType>(0, n_receivers),
+      KOKKOS_LAMBDA(const int r) {
+        const int i = receivers(r);
+        const int jnum = numneigh(i);
+        int e = offsets(r);
+        for (int jj = 0; jj < jnum; ++jj) {
+          const int j = neighbors(i, jj) & NEIGHMASK;
+          if (species(j) >= 0) senders(e++) = j;
+        }
+      });
+
+  graph_.n_receivers = n_receivers;
+  graph_.receivers = d_receivers_.data();
+  graph_.offsets = d_offsets_.data();
+  graph_.senders = d_senders_.data();
+  edges_built_at_ = neighbor->ncalls;
+}
+
+/* ----------------------------------------------------------------------
+   Energy, forces and virial into atomKK's views, as OutputPlan says; the semantics of the
+   plain style's write_back
+------------------------------------------------------------------------- */
+
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_views()
+{
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  const int nlocal = atom->nlocal;
+  const int nall = nlocal + atom->nghost;
+  const std::size_t n_rows = nall;
+  // Halo-row partials to their owners by the style's own reverse exchange.
+  auto fold = [&](std::vector<double> &rows, int width) {
+    halo_kk_.reverse(distspec::Rows<double>{rows.data(), n_rows, width});
+  };
+
+  if (eflag_global) eng_vdwl += result_.energy;
+  if (vflag_global)
+    for (int k = 0; k < 6; ++k) virial[k] += result_.virial[k];
+
+  // Forces. newton_pair on: ghost partials go into f's ghost rows and LAMMPS' reverse comm of f
+  // folds them; off: the style folds them first. Owned-only forces have nothing on ghost rows
+  // (the plain style zeroes them): only owned rows are added.
+  const bool owned_only = outputs_.forces_owned_only;
+  if (!owned_only && !force->newton_pair) fold(result_.forces, 3);
+  const int force_rows = (force->newton_pair && !owned_only) ? nall : nlocal;
+  {
+    auto f = atomKK->k_f.template view<DeviceType>();
+    const Kokkos::View<const double *[3], Kokkos::LayoutRight, DeviceType, Unmanaged> forces(result_.forces.data(), n_rows);
+    Kokkos::parallel_for(
+        "DistSpec::PairDistspecKokkos::forces", Kokkos::RangePolicy<DeviceType>(0, force_rows),
+        KOKKOS_LAMBDA(const int i) {
+          for (int c = 0; c < 3; ++c) f(i, c) += forces(i, c);
+        });
+  }
+
+  // Per-atom energy and virial: Pair::ev_setup neither sizes nor zeroes them for a KOKKOS style,
+  // so the views grow here and every row up to nall is set (owned rows to the folded values,
+  // ghost rows to zero: compute pe/atom and stress/atom fold ghost rows under newton on).
+  if (eflag_atom) {
+    if (static_cast<int>(k_eatom.extent(0)) < maxeatom) {
+      memoryKK->destroy_kokkos(k_eatom, eatom);
+      memoryKK->create_kokkos(k_eatom, eatom, maxeatom, "pair:eatom");
+    }
+    if (!outputs_.energy_rows_owned_only) fold(result_.energy_rows, 1);
+    auto d_eatom = k_eatom.template view<DeviceType>();
+    const Kokkos::View<const double *, DeviceType, Unmanaged> energy_rows(result_.energy_rows.data(), n_rows);
+    Kokkos::parallel_for(
+        "DistSpec::PairDistspecKokkos::eatom", Kokkos::RangePolicy<DeviceType>(0, nall),
+        KOKKOS_LAMBDA(const int i) { d_eatom(i) = i < nlocal ? energy_rows(i) : 0.0; });
+    k_eatom.template modify<DeviceType>();
+    k_eatom.template sync<LMPHostType>();
+  }
+  if (vflag_atom) {
+    if (static_cast<int>(k_vatom.extent(0)) < maxvatom) {
+      memoryKK->destroy_kokkos(k_vatom, vatom);
+      memoryKK->create_kokkos(k_vatom, vatom, maxvatom, "pair:vatom");
+    }
+    if (!outputs_.virial_rows_owned_only) fold(result_.virial_rows, 6);
+    auto d_vatom = k_vatom.template view<DeviceType>();
+    const Kokkos::View<const double *[6], Kokkos::LayoutRight, DeviceType, Unmanaged> virial_rows(
+        result_.virial_rows.data(), n_rows);
+    Kokkos::parallel_for(
+        "DistSpec::PairDistspecKokkos::vatom", Kokkos::RangePolicy<DeviceType>(0, nall),
+        KOKKOS_LAMBDA(const int i) {
+          for (int k = 0; k < 6; ++k) d_vatom(i, k) = i < nlocal ? virial_rows(i, k) : 0.0;
+        });
+    k_vatom.template modify<DeviceType>();
+    k_vatom.template sync<LMPHostType>();
+  }
+}
+
+/* ----------------------------------------------------------------------
+   comm callbacks: the halo exchange of the moment decides which block moves. Feature rows
+   carry no coordinates: periodic shifts do not apply.
+------------------------------------------------------------------------- */
+
+template <class DeviceType>
+int PairDistspecKokkos<DeviceType>::pack_forward_comm_kokkos(DISTSPEC_PACK_FORWARD_COMM_KOKKOS_PARAMS)
+{
+  (void) pbc_flag;
+  (void) pbc;
+  return halo_kk_.pack_forward_kokkos(n, DISTSPEC_SWAP_SENDLIST(DeviceType), buf.template view<DeviceType>());
 }
 
 template <class DeviceType>
-void PairDistspecKokkos<DeviceType>::compute(int eflag, int vflag)
+void PairDistspecKokkos<DeviceType>::unpack_forward_comm_kokkos(int n, int first, distspec_compat::KokkosCommBuffer &buf)
 {
-  atomKK->sync(execution_space, datamask_read);
-  PairDistspec::compute(eflag, vflag);
-  atomKK->modified(execution_space, (eflag || vflag) ? datamask_modify : F_MASK);
+  halo_kk_.unpack_forward_kokkos(n, first, buf.template view<DeviceType>());
+}
+
+template <class DeviceType>
+int PairDistspecKokkos<DeviceType>::pack_forward_comm(int n, int *list, double *buf, int /*pbc_flag*/, int * /*pbc*/)
+{
+  return halo_kk_.pack_forward(n, list, buf);
+}
+
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::unpack_forward_comm(int n, int first, double *buf)
+{
+  halo_kk_.unpack_forward(n, first, buf);
+}
+
+template <class DeviceType> int PairDistspecKokkos<DeviceType>::pack_reverse_comm(int n, int first, double *buf)
+{
+  return halo_kk_.pack_reverse(n, first, buf);
+}
+
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::unpack_reverse_comm(int n, int *list, double *buf)
+{
+  halo_kk_.unpack_reverse(n, list, buf);
+}
+
+template <class DeviceType> double PairDistspecKokkos<DeviceType>::memory_usage()
+{
+  // Pair's share counts eatom / vatom already.
+  double bytes = PairDistspec::memory_usage();
+  bytes += sizeof(int) * (d_type_to_species_.size() + d_species_.size() + d_receivers_.size() + d_offsets_.size() +
+                          d_senders_.size());
+  bytes += sizeof(double) * (d_positions_.size() + d_charges_.size());
+  return bytes;
 }
 
 namespace LAMMPS_NS {

@@ -1,9 +1,12 @@
 /* -*- c++ -*- ----------------------------------------------------------
    DISTSPEC: pair_style distspec/kk
 
-   The KOKKOS variant of pair_style distspec for runs with `-k on -sf kk`. It keeps LAMMPS'
-   atom data in atomKK's dual views and hands the model the host copies: the spec, the halo
-   exchange and the output mapping are those of the plain style.
+   The KOKKOS variant of pair_style distspec for runs with `-k on -sf kk`. Its data stay in
+   Kokkos views on DeviceType: Kokkos kernels promote the spec's shard_fields from atomKK's
+   views into the model's [owned | halo] input rows, build the edge arrays from KOKKOS' full
+   neighbour list, pack and unpack feature rows in the halo exchanges, and accumulate energy,
+   forces and virial into atomKK's views. The model itself, the spec's dispatcher and the
+   output plan are those of the plain style.
 ------------------------------------------------------------------------- */
 
 #ifdef PAIR_CLASS
@@ -18,18 +21,65 @@ PairStyle(distspec/kk/host,PairDistspecKokkos<LMPHostType>);
 #define LMP_PAIR_DISTSPEC_KOKKOS_H
 
 #include "kokkos_base.h"
+#include "kokkos_compat.h"
 #include "kokkos_type.h"
+#include "lammps_halo_exchange_kokkos.h"
 #include "pair_distspec.h"
 
 namespace LAMMPS_NS {
 
-template <class DeviceType>
-class PairDistspecKokkos : public PairDistspec, public KokkosBase {
+template <class DeviceType> class PairDistspecKokkos : public PairDistspec, public KokkosBase {
  public:
+  // The model's kernels read and write DeviceType memory through raw pointers; this build has
+  // host kernels only, so it runs where that memory is host memory.
+  static constexpr bool kHostKernels = LammpsHaloExchangeKokkos<DeviceType>::kHostReadable;
+
   PairDistspecKokkos(class LAMMPS *);
+  ~PairDistspecKokkos() override;
 
   void init_style() override;
   void compute(int, int) override;
+
+  int pack_forward_comm_kokkos(DISTSPEC_PACK_FORWARD_COMM_KOKKOS_PARAMS) override;
+  void unpack_forward_comm_kokkos(int, int, distspec_compat::KokkosCommBuffer &) override;
+  int pack_forward_comm(int, int *, double *, int, int *) override;
+  void unpack_forward_comm(int, int, double *) override;
+  int pack_reverse_comm(int, int, double *) override;
+  void unpack_reverse_comm(int, int *, double *) override;
+  double memory_usage() override;
+
+  // The stages of compute() that launch kernels; public because CUDA compiles no lambda in a
+  // non-public member function.
+  void promote_shard_fields();
+  void rebuild_edge_arrays();
+  void write_back_views();
+
+ protected:
+  void check_device() const override;
+
+ private:
+  // Pair::eatom / vatom are double in every LAMMPS version: own fp64 DualViews keep clear of
+  // the KOKKOS precision types that 10 Sep 2025 renamed.
+  using tdual_eatom = Kokkos::DualView<double *, Kokkos::LayoutRight, DeviceType>;
+  using tdual_vatom = Kokkos::DualView<double *[6], Kokkos::LayoutRight, DeviceType>;
+
+  void grow_atom_views();
+
+  LammpsHaloExchangeKokkos<DeviceType> halo_kk_;
+
+  // Which shard_fields the spec promotes onto halo rows.
+  bool promote_positions_ = false, promote_species_ = false, promote_charges_ = false;
+
+  // Model input rows [owned | halo], sized to atom->nmax; grow only.
+  typename ArrayTypes<DeviceType>::t_int_1d d_type_to_species_;    // per LAMMPS type (1-based), -1 = NULL
+  Kokkos::View<double *[3], Kokkos::LayoutRight, DeviceType> d_positions_;
+  Kokkos::View<int *, DeviceType> d_species_;
+  Kokkos::View<double *, DeviceType> d_charges_;
+  // CSR edges by receiver; grow only (senders with a padding factor).
+  Kokkos::View<int *, DeviceType> d_receivers_, d_offsets_, d_senders_;
+
+  tdual_eatom k_eatom;
+  tdual_vatom k_vatom;
 };
 
 }    // namespace LAMMPS_NS

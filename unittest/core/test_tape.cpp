@@ -1,5 +1,6 @@
 // The tensor/tape runtime: every op's adjoint against central finite differences of a random
-// linear functional of its output, fp32 against fp64, the tape's replay order, and the
+// linear functional of its output, the fused cfconv against the ops it fuses, fp32 against
+// fp64, the row kernels against plain loops, the tape's replay order, workspaces, and the
 // policy-aware gather's exchanges in both directions.
 #include <gtest/gtest.h>
 
@@ -11,12 +12,14 @@
 #include "distspec/dispatch/dispatcher.h"
 #include "distspec/halo/indexed_halo_exchange.h"
 #include "distspec/tensor/ops_activation.h"
+#include "distspec/tensor/ops_cfconv.h"
 #include "distspec/tensor/ops_dense.h"
 #include "distspec/tensor/ops_elementwise.h"
 #include "distspec/tensor/ops_geometry.h"
 #include "distspec/tensor/ops_halo.h"
 #include "distspec/tensor/ops_radial.h"
 #include "distspec/tensor/ops_rows.h"
+#include "distspec/tensor/row_kernels.h"
 #include "distspec/tensor/tape.h"
 
 namespace distspec::tensor {
@@ -34,6 +37,13 @@ template <class T>
 Tensor<T> cast(const Tensor<double>& t) {
   Tensor<T> out(t.rows(), t.cols());
   for (std::size_t i = 0; i < t.size(); ++i) out.data()[i] = static_cast<T>(t.data()[i]);
+  return out;
+}
+
+template <class T>
+Tensor<double> cast_back(const Tensor<T>& t) {
+  Tensor<double> out(t.rows(), t.cols());
+  for (std::size_t i = 0; i < t.size(); ++i) out.data()[i] = t.data()[i];
   return out;
 }
 
@@ -80,6 +90,15 @@ double max_gradient_error(const Op& op, const std::vector<Tensor<double>>& input
 // Central differences of smooth functions with h = 1e-6: truncation ~1e-12, rounding ~1e-10.
 constexpr double kTolerance = 1e-8;
 
+// Inputs of a cfconv on 5 rows and 6 edges: segments of 3, 0, 1 and 2 edges, row 1 sent twice,
+// row 4 a sender only. F = 27 and K = 11 exercise every block width of the row kernels.
+struct CfconvCase {
+  std::size_t f = 27, k = 11;
+  std::vector<int> offsets{0, 3, 3, 4, 6}, senders{1, 4, 1, 0, 3, 2};
+  Tensor<double> h = random_tensor(5, f, 1), radial = random_tensor(6, k, 2), cutoff = random_tensor(6, 1, 3, 0.0, 1.0);
+  Tensor<double> weight = random_tensor(k, f, 4), bias = random_tensor(1, f, 5);
+};
+
 TEST(Tape, ReplaysAdjointsInReverseOrderOnceAndForgetsThem) {
   Tape tape;
   std::vector<int> order;
@@ -105,6 +124,82 @@ TEST(Tape, ConstantsRecordNothingAndHaveNoGradient) {
   } catch (const Error& e) {
     EXPECT_EQ(e.id(), "tensor.grad");
   }
+}
+
+TEST(Workspace, GivesBuffersBackZeroedAndGrowsOnlyWhenNothingFits) {
+  Workspace ws;
+  { Tensor<double>(10, 4, &ws).fill(3.0); }
+  EXPECT_EQ(ws.allocations(), 1u);
+  EXPECT_EQ(ws.free_buffers(), 1u);
+  {
+    const Tensor<double> t(8, 5, &ws);  // 40 values fit the 40 (+ padding) of the first
+    EXPECT_EQ(ws.allocations(), 1u);
+    for (std::size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t.data()[i], 0.0);
+  }
+  { const Tensor<double> t(100, 1, &ws); }  // too large: a new buffer, the outgrown one dropped
+  EXPECT_EQ(ws.allocations(), 2u);
+  EXPECT_EQ(ws.free_buffers(), 1u);
+  { const Tensor<float> t(100, 1, &ws); }  // each precision has its own buffers
+  EXPECT_EQ(ws.allocations(), 3u);
+  EXPECT_EQ(ws.free_buffers(), 2u);
+}
+
+TEST(Workspace, BestFitServesARepeatedStepInAnyOrder) {
+  Workspace ws;
+  {
+    const Tensor<double> small(10, 1, &ws), large(100, 1, &ws);
+  }
+  {
+    const Tensor<double> small(10, 1, &ws), large(100, 1, &ws);  // small first: not the large buffer
+    const Tensor<double> large2(100, 1, &ws);
+  }
+  EXPECT_EQ(ws.allocations(), 3u);
+  {
+    const Tensor<double> large2(100, 1, &ws), large(100, 1, &ws), small(10, 1, &ws);
+  }
+  EXPECT_EQ(ws.allocations(), 3u);
+}
+
+TEST(Workspace, CopiesAreOnTheHeapAndMovesCarryTheBuffer) {
+  Workspace ws;
+  Tensor<double> copy;
+  {
+    Tensor<double> a(3, 2, &ws);
+    a(2, 1) = 5.0;
+    copy = a;
+    Tensor<double> b = std::move(a);
+    EXPECT_EQ(ws.free_buffers(), 0u);
+    EXPECT_EQ(b(2, 1), 5.0);
+  }
+  EXPECT_EQ(ws.free_buffers(), 1u);  // b gave it back, a had nothing left to give
+  EXPECT_EQ(copy(2, 1), 5.0);
+  copy = Tensor<double>(1, 1, &ws);  // moved in: the workspace's buffer
+  EXPECT_EQ(ws.free_buffers(), 0u);
+  copy = Tensor<double>();  // assigned over: the buffer goes back
+  EXPECT_EQ(ws.free_buffers(), 1u);
+}
+
+TEST(Workspace, ASecondPassOfATapeAllocatesNothing) {
+  Workspace ws;
+  const CfconvCase in;
+  auto pass = [&] {
+    Tape tape(ws);
+    Tensor<double> x0 = tape.tensor<double>(in.h.rows(), in.h.cols());
+    std::copy_n(in.h.data(), in.h.size(), x0.data());
+    const Var<double> x = Var<double>::variable(std::move(x0));
+    const Var<double> r = Var<double>::variable(in.radial), fc = Var<double>::variable(in.cutoff);
+    const Var<double> y = silu(tape, cfconv(tape, x, r, fc, in.weight, in.bias, Span<const int>(in.offsets),
+                                            Span<const int>(in.senders)));
+    const Var<double> e = sum_rows(tape, add(tape, y, y));
+    e.grad().fill(1.0);
+    tape.backward();
+    return std::pair{e.value()(0, 3), x.grad()(1, 2)};
+  };
+  const auto first = pass();
+  const std::size_t allocations = ws.allocations();
+  EXPECT_GT(allocations, 5u);
+  EXPECT_EQ(pass(), first);
+  EXPECT_EQ(ws.allocations(), allocations);
 }
 
 TEST(TapeOps, GatherRowsRepeatsAndSkipsRows) {
@@ -138,6 +233,41 @@ TEST(TapeOps, Linear) {
   const Tensor<double> w = random_tensor(4, 3, 7), b = random_tensor(1, 3, 8);
   EXPECT_LT(max_gradient_error([&](Tape& t, const auto& v) { return linear(t, v[0], w, b); }, {random_tensor(5, 4, 1)}),
             kTolerance);
+}
+
+TEST(TapeOps, LinearAcrossTheKernelsBlockWidths) {
+  // 27 = 16 + 8 + 2 + 1 doubles: every block width of the row kernels, and the scalar tail.
+  const Tensor<double> w = random_tensor(27, 27, 7), b = random_tensor(1, 27, 8);
+  EXPECT_LT(
+      max_gradient_error([&](Tape& t, const auto& v) { return linear(t, v[0], w, b); }, {random_tensor(3, 27, 1)}),
+      kTolerance);
+}
+
+TEST(RowKernels, VecMatEqualsAPlainLoopToTheBit) {
+  // Widths around each block width of both precisions (2 doubles or 4 floats per register).
+  auto check = [](auto zero) {
+    using T = decltype(zero);
+    for (std::size_t cols : {1u, 2u, 3u, 8u, 15u, 16u, 27u, 32u, 45u, 64u}) {
+      const std::size_t n = 11, stride = cols + 3;
+      const Tensor<T> x = cast<T>(random_tensor(1, n, 1)), m = cast<T>(random_tensor(n, stride, 2));
+      const Tensor<T> b = cast<T>(random_tensor(1, cols, 3));
+      for (const T* bias : {b.data(), static_cast<const T*>(nullptr)}) {
+        std::vector<T> y(cols);
+        kernels::vec_mat(x.data(), n, m.data(), stride, bias, cols, y.data());
+        for (std::size_t c = 0; c < cols; ++c) {
+          T s = bias ? bias[c] : T(0);
+          for (std::size_t i = 0; i < n; ++i) s += x(0, i) * m(i, c);
+          EXPECT_EQ(y[c], s) << cols << " columns, column " << c;
+        }
+      }
+      const Tensor<T> a = cast<T>(random_tensor(1, cols, 4));
+      double s = 0.0;
+      for (std::size_t c = 0; c < cols; ++c) s += double(a(0, c)) * double(b(0, c));
+      EXPECT_NEAR(kernels::dot(a.data(), b.data(), cols), s, 1e-5) << cols;
+    }
+  };
+  check(double{});
+  check(float{});
 }
 
 TEST(TapeOps, Activations) {
@@ -211,6 +341,89 @@ TEST(TapeOps, EdgeVectorsAndLengths) {
                 },
                 {x}),
             kTolerance);
+}
+
+// ---------------------------------------------------------------------------------------------
+// cfconv
+
+
+// The value and the input gradients of cfconv, or of the composition of the ops it fuses, for
+// the output gradient `seed`.
+template <class T>
+std::vector<Tensor<double>> run_cfconv(const CfconvCase& c, bool fused, const Tensor<double>& seed) {
+  Tape tape;
+  const Var<T> h = Var<T>::variable(cast<T>(c.h)), radial = Var<T>::variable(cast<T>(c.radial)),
+               cutoff = Var<T>::variable(cast<T>(c.cutoff));
+  const Tensor<T> weight = cast<T>(c.weight), bias = cast<T>(c.bias);
+  const Span<const int> offsets(c.offsets), senders(c.senders);
+  const Var<T> y = fused ? cfconv(tape, h, radial, cutoff, weight, bias, offsets, senders)
+                         : segment_sum(tape,
+                                       mul(tape, gather_rows(tape, h, senders),
+                                           mul(tape, linear(tape, radial, weight, bias), cutoff)),
+                                       offsets);
+  y.grad() = cast<T>(seed);
+  tape.backward();
+  std::vector<Tensor<double>> out;
+  for (const Tensor<T>* t : {&y.value(), &h.grad(), &radial.grad(), &cutoff.grad()}) out.push_back(cast_back(*t));
+  return out;
+}
+
+TEST(TapeOps, CfconvAdjointMatchesFiniteDifferences) {
+  const CfconvCase c;
+  EXPECT_LT(max_gradient_error(
+                [&](Tape& t, const auto& v) {
+                  return cfconv(t, v[0], v[1], v[2], c.weight, c.bias, Span<const int>(c.offsets),
+                                Span<const int>(c.senders));
+                },
+                {c.h, c.radial, c.cutoff}),
+            kTolerance);
+}
+
+TEST(TapeOps, CfconvEqualsTheUnfusedOps) {
+  const CfconvCase c;
+  const Tensor<double> seed = random_tensor(4, c.f, 6);
+  const auto fused = run_cfconv<double>(c, true, seed), unfused = run_cfconv<double>(c, false, seed);
+  const char* names[] = {"value", "grad h", "grad radial", "grad cutoff"};
+  for (std::size_t a = 0; a < fused.size(); ++a)
+    for (std::size_t k = 0; k < fused[a].size(); ++k)
+      EXPECT_NEAR(fused[a].data()[k], unfused[a].data()[k], 1e-12) << names[a] << " " << k;
+  // fp32 against fp64, to float rounding of sums of ~30 terms of order one.
+  const auto single = run_cfconv<float>(c, true, seed);
+  for (std::size_t a = 0; a < fused.size(); ++a)
+    for (std::size_t k = 0; k < fused[a].size(); ++k)
+      EXPECT_NEAR(single[a].data()[k], fused[a].data()[k], 1e-4) << names[a] << " " << k;
+}
+
+TEST(TapeOps, CfconvOfConstantsRecordsNothing) {
+  const CfconvCase c;
+  Tape tape;
+  const Var<double> y = cfconv(tape, Var<double>::constant(c.h), Var<double>::constant(c.radial),
+                               Var<double>::constant(c.cutoff), c.weight, c.bias, Span<const int>(c.offsets),
+                               Span<const int>(c.senders));
+  EXPECT_FALSE(y.requires_grad());
+  EXPECT_EQ(tape.size(), 0u);
+  for (std::size_t col = 0; col < c.f; ++col) EXPECT_EQ(y.value()(1, col), 0.0);  // the empty segment
+}
+
+TEST(TapeOps, CfconvChecksItsArguments) {
+  const CfconvCase c;
+  Tape tape;
+  const Var<double> h = Var<double>::variable(c.h), radial = Var<double>::variable(c.radial),
+                    cutoff = Var<double>::variable(c.cutoff);
+  const std::vector<int> bad_senders{1, 4, 1, 0, 5, 2};
+  try {
+    cfconv(tape, h, radial, cutoff, c.weight, c.bias, Span<const int>(c.offsets), Span<const int>(bad_senders));
+    FAIL() << "a sender past the last row was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.id(), "tensor.index");
+    EXPECT_STREQ(e.what(), "cfconv: sender 5 of edge 4 is not a row of h (5 rows)");
+  }
+  try {
+    cfconv(tape, radial, radial, cutoff, c.weight, c.bias, Span<const int>(c.offsets), Span<const int>(c.senders));
+    FAIL() << "h of the wrong width was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.id(), "tensor.shape");
+  }
 }
 
 TEST(TapeOps, IndicesOutsideTheTensorAreErrors) {

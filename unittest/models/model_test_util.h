@@ -36,7 +36,9 @@ inline ModelRun run_model(models::Model& model, const PeriodicGraph& g, const Di
 }
 
 inline double energy_of(models::Model& model, const PeriodicGraph& g, const DistributionSpec& spec) {
-  return run_model(model, g, spec, {}).out.energy;
+  models::OutputRequest energy_only;
+  energy_only.forces = false;
+  return run_model(model, g, spec, energy_only).out.energy;
 }
 
 // -dE/dx of owned atom i, component k, by central differences (the atom and all its images move).

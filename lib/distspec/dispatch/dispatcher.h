@@ -50,6 +50,7 @@ class Dispatcher {
   HaloExchange& halo() const;
 
   const DistributionSpec& spec() const { return spec_; }
+  Device device() const { return device_; }  // where the bound kernels run
   bool gather_refreshes() const { return gather_refreshes_; }
   bool scatter_corrects() const { return scatter_corrects_; }
 

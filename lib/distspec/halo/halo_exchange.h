@@ -27,6 +27,10 @@ class HaloExchange {
   // all-reduce: element-wise sum over ranks, result on every rank.
   virtual void all_reduce_sum(double* values, std::size_t n) = 0;
 
+  // Whether forward/reverse take rows in device (CUDA) memory. A host exchange does not: a
+  // device model then wraps it in a DeviceStagingHaloExchange (device_staging.h).
+  virtual bool accepts_device_rows() const { return false; }
+
   std::size_t n_rows() const { return n_owned() + n_halo(); }
 };
 

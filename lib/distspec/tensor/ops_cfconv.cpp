@@ -69,8 +69,10 @@ Var<T> cfconv(Tape& tape, const Var<T>& h, const Var<T>& radial, const Var<T>& c
     const Tensor<T>& hv = h.value();
     const Tensor<T>& rv = radial.value();
     const Tensor<T>& cv = cutoff.value();
-    const bool edge_grads = radial.requires_grad() || cutoff.requires_grad();
-    // grad radial[e] = dz W^T, with W^T stored so that it runs with unit stride over K.
+    Tensor<T>* gh = h.requires_grad() ? &h.grad() : nullptr;
+    Tensor<T>* gr = radial.requires_grad() ? &radial.grad() : nullptr;
+    Tensor<T>* gc = cutoff.requires_grad() ? &cutoff.grad() : nullptr;
+    // grad radial[e] = grad z_e W^T, with W^T stored so that it runs with unit stride over K.
     std::vector<T> wt(f * k_max);
     kernels::transpose(weight.data(), k_max, f, wt.data());
     std::vector<T> z(f), u(f), dr(k_max);
@@ -80,19 +82,19 @@ Var<T> cfconv(Tape& tape, const Var<T>& h, const Var<T>& radial, const Var<T>& c
         const int j = senders[e];
         filter_row(rv.row(e), weight, bias, z.data());
         const T fc = cv(e, 0);
-        if (h.requires_grad()) {
-          T* gh = h.grad().row(j);
-          for (std::size_t c = 0; c < f; ++c) gh[c] += g[c] * (z[c] * fc);
+        if (gh) {
+          T* ghj = gh->row(j);
+          for (std::size_t c = 0; c < f; ++c) ghj[c] += g[c] * (z[c] * fc);
         }
-        if (!edge_grads) continue;
+        if (!gr && !gc) continue;
         const T* hj = hv.row(j);
-        for (std::size_t c = 0; c < f; ++c) u[c] = g[c] * hj[c];  // grad w_e / cutoff[e], per feature
-        if (cutoff.requires_grad()) cutoff.grad()(e, 0) += kernels::dot(u.data(), z.data(), f);
-        if (radial.requires_grad()) {
-          for (std::size_t c = 0; c < f; ++c) u[c] *= fc;  // now grad z_e
+        for (std::size_t c = 0; c < f; ++c) u[c] = g[c] * hj[c];  // grad w_e
+        if (gc) (*gc)(e, 0) += kernels::dot(u.data(), z.data(), f);
+        if (gr) {
+          for (std::size_t c = 0; c < f; ++c) u[c] *= fc;  // grad z_e
           kernels::vec_mat(u.data(), f, wt.data(), k_max, static_cast<const T*>(nullptr), k_max, dr.data());
-          T* gr = radial.grad().row(e);
-          for (std::size_t k = 0; k < k_max; ++k) gr[k] += dr[k];
+          T* gre = gr->row(e);
+          for (std::size_t k = 0; k < k_max; ++k) gre[k] += dr[k];
         }
       }
     }

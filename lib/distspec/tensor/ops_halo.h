@@ -20,10 +20,10 @@
 namespace distspec::tensor {
 
 // The refresh alone, for an op that reads x's rows by index itself (a fused edge op such as
-// cfconv, which never forms the gathered block): call it, then record that op. Returns x.
+// cfconv, which never forms the gathered block): call it, then record that op.
 // x has n_owned + n_halo rows of the dispatcher's halo exchange.
 template <class T>
-const Var<T>& halo_refresh(Tape& tape, Dispatcher& dispatch, const Var<T>& x, RowKind kind);
+void halo_refresh(Tape& tape, Dispatcher& dispatch, const Var<T>& x, RowKind kind);
 
 // halo_refresh, then out[k] = x[index[k]].
 template <class T>

@@ -13,12 +13,12 @@ void expect_column(const char* op, std::size_t cols) {
     throw Error("tensor.shape", "", std::string(op) + ": r must have one column, got " + std::to_string(cols));
 }
 
-// phi_k(r) in fp64 (the basis is cheap next to the layers it feeds, and fp64 keeps fp32 models
-// from losing the small differences between neighbouring centres).
 double gaussian_centre(const RadialBasis& b, int k) {
   return b.size > 1 ? b.start + (b.stop - b.start) * k / (b.size - 1) : b.start;
 }
 
+// phi_k(r) in fp64 (the basis is cheap next to the layers it feeds, and fp64 keeps fp32 models
+// from losing the small differences between neighbouring centres).
 double basis_value(const RadialBasis& b, double r, int k) {
   if (b.kind == RadialBasis::Kind::gaussian) {
     const double mu = gaussian_centre(b, k);
@@ -65,7 +65,8 @@ Var<T> radial_basis(Tape& tape, const Var<T>& r, const RadialBasis& basis) {
   Tensor<T> phi = tape.tensor<T>(n, k_max);
   const Tensor<T>& rv = r.value();
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t k = 0; k < k_max; ++k) phi(i, k) = static_cast<T>(basis_value(basis, rv(i, 0), static_cast<int>(k)));
+    for (std::size_t k = 0; k < k_max; ++k)
+      phi(i, k) = static_cast<T>(basis_value(basis, rv(i, 0), static_cast<int>(k)));
   Var<T> out = Var<T>::result(std::move(phi), r.requires_grad());
   if (out.requires_grad())
     tape.record([r, out, basis, n, k_max] {

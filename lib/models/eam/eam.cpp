@@ -134,7 +134,7 @@ Tables load_tables(const ModelFile& file) {
   }
 }
 
-std::unique_ptr<Model> make_model(const ModelFile& file) {
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   ModelInfo info;
   info.architecture = file.architecture;
   info.units = file.units;
@@ -143,7 +143,15 @@ std::unique_ptr<Model> make_model(const ModelFile& file) {
   info.comm_width = 1;  // rho and F' cross ranks, one value per atom each
   info.halo_feature_reads = 1;  // F' of neighbours
   info.ops = {kDensityOp, kEmbeddingOp, kForcesOp};
-  return std::make_unique<EAMModel>(std::move(info), load_tables(file));
+  Tables tables = load_tables(file);
+  if (device == Device::cuda) {
+#ifdef DISTSPEC_WITH_CUDA
+    return make_cuda_model(std::move(info), std::move(tables));
+#else
+    throw_no_cuda("eam");
+#endif
+  }
+  return std::make_unique<EAMModel>(std::move(info), std::move(tables));
 }
 
 }  // namespace distspec::models::eam

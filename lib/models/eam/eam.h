@@ -12,7 +12,8 @@
 // "files": {"Cu": "Cu_u3.eam", "Ni": "Ni_u3.eam"}, mixed as pair_eam.cpp mixes several funcfl
 // files. Units must be metal. The model cutoff must be the file's (funcfl: the longest).
 //
-// Ops (device cpu; the state is a const eam::Tables*):
+// Ops (device cpu, and cuda in builds with CUDA: eam_cuda.cu, the same layouts with every tensor
+// on the device and the tables copied there once; the cpu state is a const eam::Tables*):
 //   distspec_eam::density
 //     args: the five edge-list arguments (models/edge_kernel.h)
 //     outs: 0 rho (n_rows, f64), added into: rho_i += rho_b(r_ij) for each edge j -> i
@@ -51,6 +52,12 @@ inline constexpr char kForcesOp[] = "distspec_eam::forces";
 Tables load_tables(const ModelFile& file);
 
 void register_ops(OpRegistry& registry);
-std::unique_ptr<Model> make_model(const ModelFile& file);
+// The model for a file, running its ops on `device` (cuda: a build with DISTSPEC_ENABLE_CUDA).
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device = Device::cpu);
+
+// eam_cuda.cu (builds with CUDA only): the cuda kernels of the three ops, and the model that
+// keeps its graph, tables and per-atom buffers on the device.
+void register_cuda_ops(OpRegistry& registry);
+std::unique_ptr<Model> make_cuda_model(ModelInfo info, Tables tables);
 
 }  // namespace distspec::models::eam

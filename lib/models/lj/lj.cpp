@@ -141,7 +141,7 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
   return params;
 }
 
-std::unique_ptr<Model> make_model(const ModelFile& file) {
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   ModelInfo info;
   info.architecture = file.architecture;
   info.units = file.units;
@@ -151,7 +151,15 @@ std::unique_ptr<Model> make_model(const ModelFile& file) {
   try {
     if (!file.parameters_file.empty())
       fail_value("/parameters_file", "architecture 'lj' takes its parameters inline", "put them under \"parameters\"");
-    return std::make_unique<LJModel>(std::move(info), parse_params(file.parameters, file.elements, file.cutoff));
+    Params params = parse_params(file.parameters, file.elements, file.cutoff);
+    if (device == Device::cuda) {
+#ifdef DISTSPEC_WITH_CUDA
+      return make_cuda_model(std::move(info), std::move(params));
+#else
+      throw_no_cuda("lj");
+#endif
+    }
+    return std::make_unique<LJModel>(std::move(info), std::move(params));
   } catch (const Error& e) {
     throw e.with_file(file.path);
   }

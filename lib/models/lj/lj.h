@@ -9,7 +9,8 @@
 // Every element needs its self pair; a pair's "cutoff" defaults to the model cutoff and may not
 // exceed it; "shift" defaults to false and "mixing" to geometric (the LAMMPS defaults).
 //
-// Ops (device cpu), named as nvalchemi's LJ spec names them; the state is a const lj::Params*:
+// Ops (device cpu, and cuda in builds with CUDA: lj_cuda.cu, the same layouts with every tensor
+// on the device), named as nvalchemi's LJ spec names them; the cpu state is a const lj::Params*:
 //   nvalchemi::lj_energy_forces_batch
 //     args: the five edge-list arguments (models/edge_kernel.h)
 //     outs: 0 energy rows (n_rows, f64), 1 forces (n_rows x 3, f64)
@@ -72,6 +73,12 @@ struct Params {
 Params parse_params(const Json& parameters, const std::vector<std::string>& elements, double cutoff);
 
 void register_ops(OpRegistry& registry);
-std::unique_ptr<Model> make_model(const ModelFile& file);
+// The model for a file, running its op on `device` (cuda: a build with DISTSPEC_ENABLE_CUDA).
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device = Device::cpu);
+
+// lj_cuda.cu (builds with CUDA only): the cuda kernels of both ops, and the model that keeps its
+// graph and outputs on the device.
+void register_cuda_ops(OpRegistry& registry);
+std::unique_ptr<Model> make_cuda_model(ModelInfo info, Params params);
 
 }  // namespace distspec::models::lj

@@ -197,7 +197,7 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
   return p;
 }
 
-std::unique_ptr<Model> make_model(const ModelFile& file) {
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   ModelInfo info;
   info.architecture = file.architecture;
   info.units = file.units;
@@ -209,6 +209,13 @@ std::unique_ptr<Model> make_model(const ModelFile& file) {
                  "put them under \"parameters\"");
     Params params = parse_params(file.parameters, file.elements, file.cutoff);
     if (!file.precision.empty()) params.precision = file.precision == "fp32" ? Precision::fp32 : Precision::fp64;
+    if (device == Device::cuda) {
+#ifdef DISTSPEC_WITH_CUDA
+      return make_cuda_model(std::move(info), std::move(params));
+#else
+      throw_no_cuda("mpnn");
+#endif
+    }
     return make_model(std::move(info), std::move(params));
   } catch (const Error& e) {
     throw e.with_file(file.path);

@@ -41,7 +41,8 @@
 // where D(a -> b) = {"weight": [[b numbers] x a], "bias": [b numbers]}.
 //
 // Registers no op kernels: the network runs on the tape, and its only policy-dependent steps
-// are the gathers, which go through the dispatcher's before_gather / before_gather_adjoint.
+// are the reads of neighbours' h_l (each layer's fused cfconv op), preceded by the dispatcher's
+// before_gather / before_gather_adjoint (tensor::halo_refresh).
 #pragma once
 
 #include <memory>
@@ -110,8 +111,12 @@ struct Params {
 // Reads the "parameters" object (errors point under /parameters; the caller adds the file).
 Params parse_params(const Json& parameters, const std::vector<std::string>& elements, double cutoff);
 
-// The model for a file; and for parameters already read (mpnn_cpu.cpp), in their precision.
-std::unique_ptr<Model> make_model(const ModelFile& file);
+// The model for a file on `device`; and for parameters already read (mpnn_cpu.cpp), in their
+// precision.
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device = Device::cpu);
 std::unique_ptr<Model> make_model(ModelInfo info, Params params);
+// mpnn_cuda.cu (builds with CUDA only): the same network with forward and reverse pass in CUDA
+// kernels, its graph and buffers on the device; the same halo refresh points.
+std::unique_ptr<Model> make_cuda_model(ModelInfo info, Params params);
 
 }  // namespace distspec::models::mpnn

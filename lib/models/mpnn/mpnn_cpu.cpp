@@ -148,8 +148,8 @@ class Network final : public Model {
 
   ModelInfo info_;
   Params params_;
-  Weights<T> weights_;  // params_.weights in the network's precision: what the layers multiply by
-  Edges edges_;         // per step; kept so its buffers reallocate only when they grow
+  Weights<T> weights_;   // params_.weights in the network's precision: what the layers multiply by
+  Edges edges_;          // per step; kept so its buffers reallocate only when they grow
   Workspace workspace_;  // the storage of every step's tensors, kept for the next step
 };
 

@@ -1,0 +1,364 @@
+// The shared CUDA pieces of lib/models (cuda_common.cuh, cuda_runtime.h): device queries, the
+// AtomGraph upload and its checks, the sender transpose, fixed-order column sums and launch
+// timing.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "distspec/error.h"
+#include "models/cuda_common.cuh"
+#include "models/model_error.h"
+
+namespace distspec::models::cuda {
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  throw Error(model_error_id::device, "", std::string(what) + " failed: " + cudaGetErrorString(status),
+              "check that a CUDA device is visible (CUDA_VISIBLE_DEVICES) and has memory to spare");
+}
+
+void check_launch(const char* label) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw Error(model_error_id::device, "", std::string("kernel ") + label + " failed to launch: " + cudaGetErrorString(status));
+}
+
+bool device_available(std::string* why) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    if (why) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(status);
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "cudaGetDeviceCount: no device";
+    return false;
+  }
+  return true;
+}
+
+std::string device_description() {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+  char text[512];
+  std::snprintf(text, sizeof text, "%s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB", p.name, p.major, p.minor,
+                p.multiProcessorCount, p.totalGlobalMem / double(1 << 30), p.l2CacheSize / double(1 << 20));
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch timing
+
+namespace {
+
+struct Pending {
+  std::string label;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  double stream_bytes = 0.0, gather_bytes = 0.0, flops = 0.0;
+};
+
+struct Profiler {
+  std::mutex mutex;
+  bool on = false;
+  std::vector<Pending> pending;
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> spare;
+  std::map<std::string, KernelTiming> totals;
+};
+
+Profiler& profiler() {
+  static Profiler p;
+  return p;
+}
+
+}  // namespace
+
+void set_profiling(bool on) {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.on = on;
+}
+
+bool profiling() { return profiler().on; }
+
+void reset_profile() {
+  profile();
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.totals.clear();
+}
+
+std::vector<KernelTiming> profile() {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  for (Pending& r : p.pending) {
+    check(cudaEventSynchronize(r.stop), "cudaEventSynchronize");
+    float ms = 0.0f;
+    check(cudaEventElapsedTime(&ms, r.start, r.stop), "cudaEventElapsedTime");
+    KernelTiming& t = p.totals[r.label];
+    t.label = r.label;
+    ++t.calls;
+    t.ms += ms;
+    t.stream_bytes += r.stream_bytes;
+    t.gather_bytes += r.gather_bytes;
+    t.flops += r.flops;
+    p.spare.emplace_back(r.start, r.stop);
+  }
+  p.pending.clear();
+  std::vector<KernelTiming> out;
+  for (const auto& [label, t] : p.totals) out.push_back(t);
+  std::sort(out.begin(), out.end(), [](const KernelTiming& a, const KernelTiming& b) { return a.ms > b.ms; });
+  return out;
+}
+
+LaunchTimer::LaunchTimer(const char* label, double stream_bytes, double gather_bytes, double flops) {
+  Profiler& p = profiler();
+  if (!p.on) return;
+  std::lock_guard<std::mutex> lock(p.mutex);
+  Pending r;
+  r.label = label;
+  r.stream_bytes = stream_bytes;
+  r.gather_bytes = gather_bytes;
+  r.flops = flops;
+  if (p.spare.empty()) {
+    check(cudaEventCreate(&r.start), "cudaEventCreate");
+    check(cudaEventCreate(&r.stop), "cudaEventCreate");
+  } else {
+    std::tie(r.start, r.stop) = p.spare.back();
+    p.spare.pop_back();
+  }
+  check(cudaEventRecord(r.start), "cudaEventRecord");
+  slot_ = static_cast<int>(p.pending.size());
+  p.pending.push_back(std::move(r));
+}
+
+LaunchTimer::~LaunchTimer() {
+  if (slot_ < 0) return;
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  cudaEventRecord(p.pending[static_cast<std::size_t>(slot_)].stop);
+}
+
+// ---------------------------------------------------------------------------------------------
+// AtomGraph upload
+
+namespace {
+
+[[noreturn]] void bad_graph(const std::string& what, const std::string& message, const std::string& hint) {
+  throw Error(model_error_id::op_args, "", what + ": " + message, hint);
+}
+
+// The checks unpack_edge_args makes on the CPU at every call, made once per topology.
+void check_topology(const AtomGraph& g, int n_species, const std::string& what, const std::string& hint) {
+  const std::size_t n_rows = g.n_rows();
+  for (std::size_t i = 0; i < n_rows; ++i)
+    if (g.species[i] >= n_species)
+      bad_graph(what, "species " + std::to_string(g.species[i]) + " of row " + std::to_string(i) +
+                          " is not one of the model's " + std::to_string(n_species) + " elements", hint);
+  if (g.n_receivers == 0) return;
+  const std::size_t n_edges = static_cast<std::size_t>(g.offsets[g.n_receivers]);
+  if (g.offsets[0] != 0 || g.offsets[g.n_receivers] < 0)
+    bad_graph(what, "offsets must run from 0 to the number of senders", hint);
+  // Device kernels write each receiver's row without atomics: receivers must be distinct.
+  std::vector<unsigned char> seen(n_rows, 0);
+  for (std::size_t r = 0; r < g.n_receivers; ++r) {
+    const int i = g.receivers[r];
+    if (i < 0 || static_cast<std::size_t>(i) >= n_rows) bad_graph(what, "receiver " + std::to_string(i) + " is not a row", hint);
+    if (seen[i]) bad_graph(what, "receiver " + std::to_string(i) + " is listed twice (the CUDA kernels need distinct receivers)", hint);
+    seen[i] = 1;
+    if (g.offsets[r + 1] < g.offsets[r]) bad_graph(what, "offsets must not decrease", hint);
+  }
+  for (std::size_t k = 0; k < n_edges; ++k)
+    if (g.senders[k] < 0 || static_cast<std::size_t>(g.senders[k]) >= n_rows)
+      bad_graph(what, "sender " + std::to_string(g.senders[k]) + " is not a row", hint);
+}
+
+}  // namespace
+
+bool DeviceGraph::upload(const AtomGraph& g, int n_species, const std::string& what, const std::string& hint) {
+  const std::size_t edges = g.n_receivers ? static_cast<std::size_t>(std::max(g.offsets[g.n_receivers], 0)) : 0;
+  const bool same = uploaded_ && g.topology_generation != 0 && g.topology_generation == generation_ &&
+                    g.n_owned == n_owned && g.n_halo == n_halo && g.n_receivers == n_receivers && edges == n_edges;
+  x.upload(g.positions, 3 * g.n_rows());
+  if (same) return false;
+  check_topology(g, n_species, what, hint);
+  n_owned = g.n_owned;
+  n_halo = g.n_halo;
+  n_rows = g.n_rows();
+  n_receivers = g.n_receivers;
+  n_edges = edges;
+  species.upload(g.species, n_rows);
+  receivers.upload(g.receivers, n_receivers);
+  if (n_receivers) offsets.upload(g.offsets, n_receivers + 1);
+  else {
+    // A host with no receivers may pass no offsets; kernels read offsets[0] == 0 all the same.
+    const int zero = 0;
+    offsets.upload(&zero, 1);
+  }
+  senders.upload(g.senders, n_edges);
+  generation_ = g.topology_generation;
+  uploaded_ = true;
+  return true;
+}
+
+std::vector<TensorRef> DeviceGraph::edge_args() {
+  return {device_ref(x.data(), n_rows, 3), device_ref(species.data(), n_rows), device_ref(receivers.data(), n_receivers),
+          device_ref(offsets.data(), n_receivers + 1), device_ref(senders.data(), n_edges)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sender transpose
+
+namespace {
+
+// Per receiver segment s: its edges' segment, and the receiver row's segment.
+__global__ void label_segments(const int* receivers, const int* offsets, std::size_t n_receivers, int* edge_segment,
+                               int* row_segment, int* edge_ids) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; s < n_receivers; s += stride) {
+    row_segment[receivers[s]] = static_cast<int>(s);
+    for (int e = offsets[s]; e < offsets[s + 1]; ++e) {
+      edge_segment[e] = static_cast<int>(s);
+      edge_ids[e] = e;
+    }
+  }
+}
+
+// sender_offsets[j] = first position of sender j in the sorted keys (a lower bound).
+__global__ void sender_bounds(const int* sorted, std::size_t n_edges, std::size_t n_rows, int* sender_offsets) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j <= n_rows; j += stride) {
+    std::size_t lo = 0, hi = n_edges;
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (static_cast<std::size_t>(sorted[mid]) < j) lo = mid + 1;
+      else hi = mid;
+    }
+    sender_offsets[j] = static_cast<int>(lo);
+  }
+}
+
+}  // namespace
+
+void SenderIndex::build(const DeviceGraph& g) {
+  const std::size_t n_edges = g.n_edges, n_rows = g.n_rows;
+  edge_segment.resize(n_edges);
+  row_segment.resize(n_rows);
+  by_sender.resize(n_edges);
+  sender_offsets.resize(n_rows + 1);
+  values_in_.resize(n_edges);
+  keys_out_.resize(n_edges);
+  if (n_rows) check(cudaMemsetAsync(row_segment.data(), 0xff, n_rows * sizeof(int)), "cudaMemsetAsync");
+  if (g.n_receivers) {
+    label_segments<<<grid_for(g.n_receivers, 256), 256>>>(g.receivers.data(), g.offsets.data(), g.n_receivers,
+                                                          edge_segment.data(), row_segment.data(), values_in_.data());
+    check_launch("DistSpec::SenderIndex::label_segments");
+  }
+  if (n_edges) {
+    // A stable LSD radix sort of (sender, edge id) over the bits a row index needs.
+    int bits = 1;
+    while (bits < 31 && (std::size_t(1) << bits) <= n_rows) ++bits;
+    std::size_t temp_bytes = 0;
+    check(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, g.senders.data(), keys_out_.data(), values_in_.data(),
+                                          by_sender.data(), static_cast<int>(n_edges), 0, bits),
+          "cub::DeviceRadixSort::SortPairs (size)");
+    temp_.resize(temp_bytes);
+    check(cub::DeviceRadixSort::SortPairs(temp_.data(), temp_bytes, g.senders.data(), keys_out_.data(),
+                                          values_in_.data(), by_sender.data(), static_cast<int>(n_edges), 0, bits),
+          "cub::DeviceRadixSort::SortPairs");
+  }
+  sender_bounds<<<grid_for(n_rows + 1, 256), 256>>>(keys_out_.data(), n_edges, n_rows, sender_offsets.data());
+  check_launch("DistSpec::SenderIndex::sender_bounds");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Column sums
+
+namespace {
+
+constexpr int kSumBlock = 256;
+constexpr int kMaxCols = 8;
+constexpr unsigned kMaxSumBlocks = 1024;
+
+// Block b sums rows [b * chunk, (b + 1) * chunk) into partial[b * cols + c].
+__global__ void column_partials(const double* x, std::size_t n, int cols, std::size_t chunk, double* partial) {
+  __shared__ double s[kSumBlock];
+  const std::size_t begin = blockIdx.x * chunk, end = begin + chunk < n ? begin + chunk : n;
+  for (int c = 0; c < cols; ++c) {
+    double v = 0.0;
+    for (std::size_t r = begin + threadIdx.x; r < end; r += kSumBlock) v += x[r * cols + c];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int w = kSumBlock / 2; w > 0; w >>= 1) {
+      if (static_cast<int>(threadIdx.x) < w) s[threadIdx.x] += s[threadIdx.x + w];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x * cols + c] = s[0];
+    __syncthreads();
+  }
+}
+
+__global__ void add_partials(const double* partial, unsigned n_blocks, int cols, double* out) {
+  __shared__ double s[kSumBlock];
+  for (int c = 0; c < cols; ++c) {
+    double v = 0.0;
+    for (unsigned b = threadIdx.x; b < n_blocks; b += kSumBlock) v += partial[b * cols + c];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int w = kSumBlock / 2; w > 0; w >>= 1) {
+      if (static_cast<int>(threadIdx.x) < w) s[threadIdx.x] += s[threadIdx.x + w];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) out[c] += s[0];
+    __syncthreads();
+  }
+}
+
+}  // namespace
+
+void add_column_sums(const double* x, std::size_t n, int cols, double* out, DeviceArray<double>& scratch) {
+  if (n == 0) return;
+  if (cols > kMaxCols) throw Error(model_error_id::device, "", "add_column_sums: at most 8 columns");
+  const std::size_t chunk = std::max<std::size_t>((n + kMaxSumBlocks - 1) / kMaxSumBlocks, 4 * kSumBlock);
+  const unsigned blocks = static_cast<unsigned>((n + chunk - 1) / chunk);
+  scratch.resize(std::size_t(blocks) * cols);
+  LaunchTimer timer("DistSpec::column_sums", double(n) * cols * 8, double(n) * cols * 8, double(n) * cols);
+  column_partials<<<blocks, kSumBlock>>>(x, n, cols, chunk, scratch.data());
+  check_launch("DistSpec::column_partials");
+  add_partials<<<1, kSumBlock>>>(scratch.data(), blocks, cols, out);
+  check_launch("DistSpec::add_partials");
+}
+
+double device_sum(const double* x, std::size_t n, DeviceArray<double>& scratch, DeviceArray<double>& total) {
+  total.resize(1);
+  total.zero();
+  add_column_sums(x, n, 1, total.data(), scratch);
+  double sum = 0.0;
+  total.download(&sum, 1);
+  return sum;
+}
+
+StagedHalo::StagedHalo(Dispatcher& dispatch, DeviceStagingHaloExchange& staging, const char* model)
+    : dispatch_(dispatch) {
+  if (dispatch.device() != Device::cuda)
+    throw Error(model_error_id::device, "",
+                std::string(model) + " was made for cuda, but the dispatcher binds its ops for " +
+                    device_name(dispatch.device()),
+                "build the Dispatcher with Device::cuda for a model made with Device::cuda");
+  HaloExchange& halo = dispatch.halo();
+  if (halo.accepts_device_rows()) return;
+  staging.wrap(halo);
+  dispatch.attach(staging);
+  host_ = &halo;
+}
+
+StagedHalo::~StagedHalo() {
+  if (host_) dispatch_.attach(*host_);
+}
+
+}  // namespace distspec::models::cuda

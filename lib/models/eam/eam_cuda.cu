@@ -1,0 +1,303 @@
+// EAM on the GPU: the three stages of eam_cpu.cpp (pair_eam.cpp compute() over a full edge
+// list) registered for Device::cuda, and the model that runs them on device copies of the graph
+// with the spline tables copied to the device once, when the model is made. Same ops, same
+// argument and output layouts as the CPU kernels (eam.h), with every TensorRef on the device.
+#include "models/cuda_common.cuh"
+#include "models/eam/eam.h"
+#include "models/edge_kernel.h"
+#include "models/model_error.h"
+
+namespace distspec::models::eam {
+namespace {
+
+using namespace distspec::models::cuda;
+
+// The tables a kernel reads, by value: each spline is (n + 1) rows of 7 coefficients, row 0
+// unused (eam_tables.h), stacked per species (frho, rhor) or per pair_index (z2r).
+struct TableView {
+  int n_species = 0, nr = 0, nrho = 0;
+  double rdr = 0.0, rdrho = 0.0, rhomax = 0.0, cutsq = 0.0;
+  const double* frho = nullptr;
+  const double* rhor = nullptr;
+  const double* z2r = nullptr;
+
+  __device__ const double* rhor_row(int a, int m) const { return rhor + (static_cast<std::size_t>(a) * (nr + 1) + m) * 7; }
+  __device__ const double* z2r_row(int a, int b, int m) const {
+    const int hi = a > b ? a : b, lo = a > b ? b : a;
+    return z2r + (static_cast<std::size_t>(hi * (hi + 1) / 2 + lo) * (nr + 1) + m) * 7;
+  }
+  // Tables::r_knot: p = r rdr + 1, m = min(int(clamp(p, 0, nr)), nr - 1), p = min(p - m, 1).
+  __device__ void r_knot(double r, int& m, double& p) const {
+    p = r * rdr + 1.0;
+    const double c = p < 0.0 ? 0.0 : (p > double(nr) ? double(nr) : p);
+    m = min(static_cast<int>(c), nr - 1);
+    p -= m;
+    p = 1.0 < p ? 1.0 : p;
+  }
+};
+
+__device__ inline double spline_value(const double* c, double p) { return ((c[3] * p + c[4]) * p + c[5]) * p + c[6]; }
+__device__ inline double spline_slope(const double* c, double p) { return (c[0] * p + c[1]) * p + c[2]; }
+
+// The op state on the device.
+struct DeviceTables {
+  TableView view;
+  DeviceArray<double> frho, rhor, z2r;
+  mutable DeviceArray<double> receiver_virial, sums;
+};
+
+// The splines one after another; each must have `rows` rows (the grid the view indexes by).
+std::vector<double> stack(const std::vector<Spline>& splines, std::size_t rows) {
+  std::vector<double> out;
+  for (const Spline& s : splines)
+    if (s.size() != rows)
+      throw Error(model_error_id::table, "", "eam: a spline of " + std::to_string(s.size()) + " rows on a grid of " +
+                                                 std::to_string(rows - 1) + " points");
+  for (const Spline& s : splines)
+    for (const auto& row : s) out.insert(out.end(), row.begin(), row.end());
+  return out;
+}
+
+// rho_i += sum over edges j -> i within the cutoff of rho_b(r_ij): TPA lanes per receiver.
+// Per edge: 4 B sender (streamed), x_j 24 B + species_j 4 B (gathered), 32 B of one spline row
+// (cached); 10 flops for the distance, a square root and 12 for the knot and the cubic.
+template <int TPA>
+__global__ void density_kernel(const PairTallyArgs a, const TableView t, double* rho) {
+  const int lane = threadIdx.x & 31, sub = lane % TPA;
+  const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::size_t n_warps = (static_cast<std::size_t>(gridDim.x) * blockDim.x) >> 5;
+  for (std::size_t s0 = warp * (32 / TPA); s0 < a.n_receivers; s0 += n_warps * (32 / TPA)) {
+    const std::size_t s = s0 + lane / TPA;
+    double sum = 0.0;
+    int i = -1;
+    if (s < a.n_receivers) {
+      i = a.receivers[s];
+      if (a.species[i] < 0) i = -1;
+    }
+    if (i >= 0) {
+      const double xi0 = a.x[3 * i], xi1 = a.x[3 * i + 1], xi2 = a.x[3 * i + 2];
+      for (int k = a.offsets[s] + sub; k < a.offsets[s + 1]; k += TPA) {
+        const int j = a.senders[k];
+        const int b = a.species[j];
+        if (b < 0) continue;
+        const double rsq = squared_norm_rn(xi0 - a.x[3 * j], xi1 - a.x[3 * j + 1], xi2 - a.x[3 * j + 2]);
+        if (rsq >= t.cutsq) continue;
+        int m;
+        double p;
+        t.r_knot(sqrt(rsq), m, p);
+        sum += spline_value(t.rhor_row(b, m), p);
+      }
+    }
+    sum = group_sum<TPA>(sum);
+    if (sub == 0 && i >= 0) rho[i] += sum;
+  }
+}
+
+// fp_i = F'_a(rho_i), energy_i += F_a(rho_i) (Tables::embedding); per row 8 + 4 B read, 16 B
+// written, 24 B of one spline row, ~20 flops.
+__global__ void embedding_kernel(const double* rho, const int* species, std::size_t n, const TableView t, double* fp,
+                                 double* energy) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    fp[i] = 0.0;
+    const int a = species[i];
+    if (a < 0) continue;
+    const double r = rho[i];
+    double p = r * t.rdrho + 1.0;
+    const double c = p < 0.0 ? 0.0 : (p > double(t.nrho) ? double(t.nrho) : p);
+    const int m = max(1, min(static_cast<int>(c), t.nrho - 1));
+    p -= m;
+    p = 1.0 < p ? 1.0 : p;
+    const double* row = t.frho + (static_cast<std::size_t>(a) * (t.nrho + 1) + m) * 7;
+    const double slope = spline_slope(row, p);
+    double f = spline_value(row, p);
+    if (r > t.rhomax) f += slope * (r - t.rhomax);
+    fp[i] = slope;
+    energy[i] += f;
+  }
+}
+
+// Pair force psi'(r) = F'_i rho_b'(r) + F'_j rho_a'(r) + phi'(r), phi = z2r / r, as eam_cpu.cpp.
+// Per edge: 4 B sender (streamed), x_j 24 B + species_j 4 B + fp_j 8 B (gathered), three 24 B
+// spline rows (cached); 10 flops for the distance, a square root, a division and ~35 flops for
+// the knot, three cubics and psi', 7 for the tally and 13 more with the virial.
+struct ForcePair {
+  TableView t;
+  const double* fp;
+  __device__ bool operator()(int i, int j, int a, int b, double rsq, double& half_energy, double& fpair) const {
+    if (rsq >= t.cutsq) return false;
+    const double r = sqrt(rsq);
+    int m;
+    double p;
+    t.r_knot(r, m, p);
+    const double rhoip = spline_slope(t.rhor_row(a, m), p);
+    const double rhojp = spline_slope(t.rhor_row(b, m), p);
+    const double* z2r = t.z2r_row(a, b, m);
+    const double z2p = spline_slope(z2r, p);
+    const double z2 = spline_value(z2r, p);
+    const double recip = 1.0 / r;
+    const double phi = z2 * recip;
+    const double phip = z2p * recip - phi * recip;
+    const double psip = fp[i] * rhojp + fp[j] * rhoip + phip;
+    half_energy = 0.5 * phi;
+    fpair = -psip * recip;
+    return true;
+  }
+};
+
+PairTallyArgs edge_inputs(const char* op, Span<const TensorRef> args) {
+  PairTallyArgs a;
+  const std::size_t n_rows = args[0].rows;
+  a.n_receivers = args[2].rows;
+  a.x = expect_f64(op, "positions", 0, args[0], n_rows, 3, false, Device::cuda);
+  a.species = expect_i32(op, "species", 1, args[1], n_rows, Device::cuda);
+  a.receivers = expect_i32(op, "receivers", 2, args[2], a.n_receivers, Device::cuda);
+  a.offsets = expect_i32(op, "offsets", 3, args[3], a.n_receivers + 1, Device::cuda);
+  a.senders = expect_i32(op, "senders", 4, args[4], args[4].rows, Device::cuda);
+  return a;
+}
+
+void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const auto& t = *static_cast<const DeviceTables*>(state);
+  expect_count(kDensityOp, "arguments", args.size(), kEdgeArgCount);
+  expect_count(kDensityOp, "outputs", outs.size(), 1);
+  const PairTallyArgs a = edge_inputs(kDensityOp, args);
+  double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], args[0].rows, 1, false, Device::cuda);
+  if (a.n_receivers == 0) return;
+  const double n_edges = double(args[4].rows), streamed = n_edges * 4 + double(a.n_receivers) * (4 + 8 + 28 + 16);
+  LaunchTimer timer("DistSpec::EAM::density", streamed, streamed + n_edges * 28, n_edges * 23);
+  density_kernel<kPairLanes><<<grid_for(a.n_receivers, kPairBlock / kPairLanes), kPairBlock>>>(a, t.view, rho);
+  check_launch("DistSpec::EAM::density");
+}
+
+void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const auto& t = *static_cast<const DeviceTables*>(state);
+  expect_count(kEmbeddingOp, "arguments", args.size(), 2);
+  expect_count(kEmbeddingOp, "outputs", outs.size(), 2);
+  const std::size_t n = args[0].rows;
+  const double* rho = expect_f64(kEmbeddingOp, "rho", 0, args[0], n, 1, false, Device::cuda);
+  const int* species = expect_i32(kEmbeddingOp, "species", 1, args[1], n, Device::cuda);
+  double* fp = expect_f64(kEmbeddingOp, "fp", 0, outs[0], n, 1, false, Device::cuda);
+  double* energy = expect_f64(kEmbeddingOp, "energy rows", 1, outs[1], n, 1, false, Device::cuda);
+  if (n == 0) return;
+  LaunchTimer timer("DistSpec::EAM::embedding", double(n) * 36, double(n) * 36, double(n) * 20);
+  embedding_kernel<<<grid_for(n, 256), 256>>>(rho, species, n, t.view, fp, energy);
+  check_launch("DistSpec::EAM::embedding");
+}
+
+void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const auto& t = *static_cast<const DeviceTables*>(state);
+  expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
+  const bool with_virial = outs.size() > 2;
+  expect_count(kForcesOp, "outputs", outs.size(), with_virial ? 4 : 2);
+  PairTallyArgs a = edge_inputs(kForcesOp, args);
+  const std::size_t n_rows = args[0].rows;
+  const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], n_rows, 1, false, Device::cuda);
+  a.energy = expect_f64(kForcesOp, "energy rows", 0, outs[0], n_rows, 1, false, Device::cuda);
+  a.forces = expect_f64(kForcesOp, "forces", 1, outs[1], n_rows, 3, false, Device::cuda);
+  double* virial = nullptr;
+  if (with_virial) {
+    virial = expect_f64(kForcesOp, "virial", 2, outs[2], 6, 1, true, Device::cuda);
+    a.virial_rows = expect_f64(kForcesOp, "per-row virial", 3, outs[3], n_rows, 6, true, Device::cuda);
+  }
+  if (a.n_receivers == 0) return;
+  if (virial) {
+    t.receiver_virial.resize(6 * a.n_receivers);
+    a.receiver_virial = t.receiver_virial.data();
+  }
+  const double n_edges = double(args[4].rows);
+  const double streamed = n_edges * 4 + double(a.n_receivers) * (4 + 8 + 36 + 8 + 24 + (virial ? 48 : 0));
+  {
+    LaunchTimer timer("DistSpec::EAM::forces", streamed, streamed + n_edges * 36, n_edges * (virial ? 70 : 57));
+    pair_tally_kernel<kPairLanes><<<grid_for(a.n_receivers, kPairBlock / kPairLanes), kPairBlock>>>(
+        a, ForcePair{t.view, fp});
+    check_launch("DistSpec::EAM::forces");
+  }
+  if (virial) add_column_sums(a.receiver_virial, a.n_receivers, 6, virial, t.sums);
+}
+
+class EAMCudaModel final : public Model {
+ public:
+  EAMCudaModel(ModelInfo info, Tables tables) : info_(std::move(info)), tables_(std::move(tables)) {
+    TableView& v = device_.view;
+    v.n_species = tables_.n_species;
+    v.nr = tables_.nr;
+    v.nrho = tables_.nrho;
+    v.rdr = tables_.rdr;
+    v.rdrho = tables_.rdrho;
+    v.rhomax = tables_.rhomax;
+    v.cutsq = tables_.cutoff * tables_.cutoff;
+    const std::size_t nr = static_cast<std::size_t>(v.nr) + 1, nrho = static_cast<std::size_t>(v.nrho) + 1;
+    device_.frho.upload(stack(tables_.frho, nrho));
+    device_.rhor.upload(stack(tables_.rhor, nr));
+    device_.z2r.upload(stack(tables_.z2r, nr));
+    v.frho = device_.frho.data();
+    v.rhor = device_.rhor.data();
+    v.z2r = device_.z2r.data();
+  }
+
+  const ModelInfo& info() const override { return info_; }
+
+  // eam.cpp's EAMModel::compute with device buffers: density -> after_scatter(rho) ->
+  // embedding -> before_gather(fp) -> forces; the halo exchanges see device rows.
+  void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
+               ModelOutputs& out) override {
+    StagedHalo staged(dispatch, staging_, "eam");
+    const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
+    out.reset(n, request);
+    graph_.upload(graph, tables_.n_species, std::string("op '") + kDensityOp + "'", kOpArgsHint);
+    energy_.resize(n);
+    rho_.resize(n);
+    fp_.resize(n);
+    forces_.resize(3 * n);
+    virial_.resize(6);
+    virial_rows_.resize(request.virial_rows ? 6 * n : 0);
+    for (auto* a : {&energy_, &rho_, &fp_, &forces_, &virial_, &virial_rows_}) a->zero();
+    std::vector<TensorRef> args = graph_.edge_args();
+
+    // rho_i of owned atoms from their own edges; the policy folds and refreshes it.
+    dispatch.call(kDensityOp, args, {device_ref(rho_.data(), n)}, &device_);
+    dispatch.after_scatter(Rows<double>{rho_.data(), n, 1});
+    // F(rho_i) and F'(rho_i) of owned atoms.
+    dispatch.call(kEmbeddingOp, {device_ref(rho_.data(), n_owned), device_ref(graph_.species.data(), n_owned)},
+                  {device_ref(fp_.data(), n_owned), device_ref(energy_.data(), n_owned)}, &device_);
+    // F' of halo rows from their owners, then pair forces on the receivers.
+    dispatch.before_gather(Rows<double>{fp_.data(), n, 1});
+    args.push_back(device_ref(fp_.data(), n));
+    const bool virial = request.virial || request.virial_rows;
+    std::vector<TensorRef> outs{device_ref(energy_.data(), n), device_ref(forces_.data(), n, 3)};
+    if (virial) {
+      outs.push_back(device_ref(virial_.data(), 6));  // as the cpu model: the total with either virial
+      outs.push_back(device_ref(virial_rows_.data(), request.virial_rows ? n : 0, 6));
+    }
+    dispatch.call(kForcesOp, args, outs, &device_);
+
+    out.energy = device_sum(energy_.data(), n_owned, sums_, total_);
+    if (virial) virial_.download(out.virial.data(), 6);
+    if (request.energy_rows) energy_.download(out.energy_rows.data(), n);
+    forces_.download(out.forces.data(), 3 * n);
+    if (request.virial_rows) virial_rows_.download(out.virial_rows.data(), 6 * n);
+  }
+
+ private:
+  ModelInfo info_;
+  Tables tables_;
+  DeviceTables device_;
+  DeviceGraph graph_;
+  DeviceArray<double> energy_, rho_, fp_, forces_, virial_, virial_rows_, sums_, total_;
+  DeviceStagingHaloExchange staging_;
+};
+
+}  // namespace
+
+void register_cuda_ops(OpRegistry& registry) {
+  registry.add(kDensityOp, Device::cuda, density);
+  registry.add(kEmbeddingOp, Device::cuda, embedding);
+  registry.add(kForcesOp, Device::cuda, forces);
+}
+
+std::unique_ptr<Model> make_cuda_model(ModelInfo info, Tables tables) {
+  return std::make_unique<EAMCudaModel>(std::move(info), std::move(tables));
+}
+
+}  // namespace distspec::models::eam

@@ -1,0 +1,175 @@
+/* -*- c++ -*- ----------------------------------------------------------
+   DISTSPEC: the core's HaloExchange over LAMMPS ghost atoms, for rows that live in Kokkos
+   memory on DeviceType (pair_style distspec/kk).
+
+   Rows [owned | halo] are atoms [0, nlocal) and ghosts [nlocal, nlocal+nghost), as in
+   LammpsHaloExchange. Exchanges run through the pair style's comm callbacks, with the same
+   kernels on both of LAMMPS' paths:
+   - CommKokkos' device path (a pair whose execution_space is Device) calls the Kokkos
+     callbacks, which pack and unpack the rows in place on DeviceType;
+   - the classic path (host execution spaces; every reverse comm of a pair in 2021) calls the
+     host callbacks, which run the same kernels on the host over host-readable rows: the rows
+     themselves where DeviceType's memory is host memory, otherwise a DualView mirror filled on
+     the first host callback of an exchange and copied back after it.
+------------------------------------------------------------------------- */
+
+#ifndef LMP_DISTSPEC_LAMMPS_HALO_EXCHANGE_KOKKOS_H
+#define LMP_DISTSPEC_LAMMPS_HALO_EXCHANGE_KOKKOS_H
+
+#include "kokkos_type.h"
+
+#include "distspec/halo/halo_exchange.h"
+
+#include <Kokkos_DualView.hpp>
+
+namespace LAMMPS_NS {
+
+class LAMMPS;
+class Pair;
+
+template <class DeviceType> class LammpsHaloExchangeKokkos final : public distspec::HaloExchange {
+ public:
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  // The block in flight: the model's rows, width values each.
+  using Block = Kokkos::View<double **, Kokkos::LayoutRight, DeviceType, Unmanaged>;
+  using HostBlock = Kokkos::View<double **, Kokkos::LayoutRight, LMPHostType, Unmanaged>;
+  // Host callbacks can touch the rows themselves (Serial, OpenMP, Threads, CUDA UVM).
+  static constexpr bool kHostReadable =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename DeviceType::memory_space>::accessible;
+
+  LammpsHaloExchangeKokkos(LAMMPS *lmp, Pair *pair) : lmp_(lmp), pair_(pair) {}
+
+  // Row counts of the current step.
+  void resize(std::size_t n_owned, std::size_t n_halo)
+  {
+    n_owned_ = n_owned;
+    n_halo_ = n_halo;
+  }
+  // The widest row one exchange may carry; the pair style's comm_forward / comm_reverse.
+  void set_max_width(int width) { max_width_ = width; }
+
+  std::size_t n_owned() const override { return n_owned_; }
+  std::size_t n_halo() const override { return n_halo_; }
+  int n_ranks() const override;
+
+  // data points to DeviceType memory.
+  void forward(distspec::Rows<double> rows) override;
+  void forward(distspec::Rows<float> rows) override;
+  void reverse(distspec::Rows<double> rows) override;
+  void reverse(distspec::Rows<float> rows) override;
+  void all_reduce_sum(double *values, std::size_t n) override;
+
+  // The Kokkos comm callbacks (CommKokkos' device path): one swap's send list and the comm
+  // buffer, both on DeviceType.
+  template <class SendList, class Buffer> int pack_forward_kokkos(int n, const SendList &list, const Buffer &buf)
+  {
+    pack_rows<DeviceType>(n, d_block_, list, buf);
+    return n * width_;
+  }
+  template <class Buffer> void unpack_forward_kokkos(int n, int first, const Buffer &buf)
+  {
+    unpack_rows<DeviceType>(n, first, d_block_, buf);
+  }
+
+  // The host comm callbacks (classic path).
+  int pack_forward(int n, const int *list, double *buf);
+  void unpack_forward(int n, int first, const double *buf);
+  int pack_reverse(int n, int first, double *buf);
+  void unpack_reverse(int n, const int *list, const double *buf);
+
+  // The kernels of both paths; public because CUDA compiles no lambda in a non-public member.
+  // Forward: buf[i] = rows[list[i]]; rows[first + i] = buf[i].
+  template <class Space, class Rows, class List, class Buf>
+  static void pack_rows(int n, const Rows &rows, const List &list, const Buf &buf);
+  template <class Space, class Rows, class Buf> static void unpack_rows(int n, int first, const Rows &rows, const Buf &buf);
+  // Reverse: buf[i] = rows[first + i]; rows[list[i]] += buf[i] (a swap's list holds an atom once).
+  template <class Space, class Rows, class Buf> static void pack_rows_range(int n, int first, const Rows &rows, const Buf &buf);
+  template <class Space, class Rows, class List, class Buf>
+  static void unpack_add_rows(int n, const Rows &rows, const List &list, const Buf &buf);
+  // fp32 blocks travel as fp64 so reverse sums accumulate in fp64 and round once.
+  template <class From, class To> static void convert(const char *label, std::size_t n, const From *from, To *to);
+
+ private:
+  void check_width(int width) const;
+  void bind(const distspec::Rows<double> &rows);
+  HostBlock host_rows();
+  void host_rows_modified();
+  void unbind();
+
+  LAMMPS *lmp_;
+  Pair *pair_;
+  std::size_t n_owned_ = 0;
+  std::size_t n_halo_ = 0;
+  int max_width_ = 0;
+
+  int width_ = 0;
+  Block d_block_;
+  HostBlock h_block_;
+  // Where DeviceType's memory is not host memory: the host mirror of the block in flight.
+  Kokkos::DualView<double *, DeviceType> k_host_stage_;
+  bool staged_ = false;
+  // fp32 blocks widened to fp64; grows only.
+  Kokkos::View<double *, DeviceType> d_wide_;
+};
+
+/* ----------------------------------------------------------------------
+   kernels
+------------------------------------------------------------------------- */
+
+template <class DeviceType>
+template <class Space, class Rows, class List, class Buf>
+void LammpsHaloExchangeKokkos<DeviceType>::pack_rows(int n, const Rows &rows, const List &list, const Buf &buf)
+{
+  const int width = rows.extent(1);
+  Kokkos::parallel_for(
+      "DistSpec::LammpsHaloExchangeKokkos::pack_forward", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
+        const int j = list(i);
+        for (int c = 0; c < width; ++c) buf(i * width + c) = rows(j, c);
+      });
+}
+
+template <class DeviceType>
+template <class Space, class Rows, class Buf>
+void LammpsHaloExchangeKokkos<DeviceType>::unpack_rows(int n, int first, const Rows &rows, const Buf &buf)
+{
+  const int width = rows.extent(1);
+  Kokkos::parallel_for(
+      "DistSpec::LammpsHaloExchangeKokkos::unpack_forward", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
+        for (int c = 0; c < width; ++c) rows(first + i, c) = buf(i * width + c);
+      });
+}
+
+template <class DeviceType>
+template <class Space, class Rows, class Buf>
+void LammpsHaloExchangeKokkos<DeviceType>::pack_rows_range(int n, int first, const Rows &rows, const Buf &buf)
+{
+  const int width = rows.extent(1);
+  Kokkos::parallel_for(
+      "DistSpec::LammpsHaloExchangeKokkos::pack_reverse", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
+        for (int c = 0; c < width; ++c) buf(i * width + c) = rows(first + i, c);
+      });
+}
+
+template <class DeviceType>
+template <class Space, class Rows, class List, class Buf>
+void LammpsHaloExchangeKokkos<DeviceType>::unpack_add_rows(int n, const Rows &rows, const List &list, const Buf &buf)
+{
+  const int width = rows.extent(1);
+  Kokkos::parallel_for(
+      "DistSpec::LammpsHaloExchangeKokkos::unpack_reverse", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
+        const int j = list(i);
+        for (int c = 0; c < width; ++c) rows(j, c) += buf(i * width + c);
+      });
+}
+
+template <class DeviceType>
+template <class From, class To>
+void LammpsHaloExchangeKokkos<DeviceType>::convert(const char *label, std::size_t n, const From *from, To *to)
+{
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<DeviceType>(0, n), KOKKOS_LAMBDA(const std::size_t k) { to[k] = static_cast<To>(from[k]); });
+}
+
+}    // namespace LAMMPS_NS
+
+#endif
