@@ -62,15 +62,16 @@ class DeviceArray {
     }
     size_ = n;
   }
-  // resize(n), then n values from host memory.
+  // resize(n), then n values from host memory (or device memory: the copy direction follows
+  // the pointers, so a host that keeps its arrays on the device is served as well).
   void upload(const T* host, std::size_t n) {
     resize(n);
-    if (n) check(cudaMemcpy(data_, host, n * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy (upload)");
+    if (n) check(cudaMemcpy(data_, host, n * sizeof(T), cudaMemcpyDefault), "cudaMemcpy (upload)");
   }
   void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
-  // The first n values into host memory.
+  // The first n values into `host` (host or device memory).
   void download(T* host, std::size_t n) const {
-    if (n) check(cudaMemcpy(host, data_, n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy (download)");
+    if (n) check(cudaMemcpy(host, data_, n * sizeof(T), cudaMemcpyDefault), "cudaMemcpy (download)");
   }
   void zero() {
     if (size_) check(cudaMemsetAsync(data_, 0, size_ * sizeof(T)), "cudaMemsetAsync");

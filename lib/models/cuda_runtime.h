@@ -19,6 +19,8 @@ std::string device_description();
 //   stream_bytes  every array the kernel touches, read or written once (compulsory traffic)
 //   gather_bytes  stream_bytes plus every per-edge gather of a node row counted again, i.e. the
 //                 traffic if no gathered row were reused from cache
+//   flops         LJ and EAM: every listed edge (skin included) as a pair within the cutoff, an
+//                 upper bound; MPNN: the edges within the cutoff, counted while profiling
 struct KernelTiming {
   std::string label;  // "DistSpec::<Model>::<stage>"
   long calls = 0;

@@ -30,8 +30,8 @@ namespace LAMMPS_NS {
 
 template <class DeviceType> class PairDistspecKokkos : public PairDistspec, public KokkosBase {
  public:
-  // The model's kernels read and write DeviceType memory through raw pointers; this build has
-  // host kernels only, so it runs where that memory is host memory.
+  // The model's kernels get raw pointers of DeviceType views and return host vectors; with the
+  // host kernels of DISTSPEC the style runs where DeviceType's memory is host memory.
   static constexpr bool kHostKernels = LammpsHaloExchangeKokkos<DeviceType>::kHostReadable;
 
   PairDistspecKokkos(class LAMMPS *);

@@ -146,6 +146,17 @@ TEST(KokkosFields, ChargesPromotedFromAChargedAtomStyle)
   EXPECT_LE(d.worst(), kTolerance) << dt::describe(d);
 }
 
+// The plugin registers the KOKKOS variant under LAMMPS' three names; /kk/host keeps everything
+// on the host side of the dual views (on a host-only KOKKOS build, the same space as /kk).
+TEST(KokkosStyles, HostVariantByName)
+{
+  const std::string setup = newton_line(true) + kCopper;
+  const std::string plain = "pair_style distspec\npair_coeff * * " + potential("cu_eam_u3.json") + " Cu Cu";
+  const std::string host = "pair_style distspec/kk/host\npair_coeff * * " + potential("cu_eam_u3.json") + " Cu Cu";
+  const dt::Deviation d = dt::compare(dt::evaluate(setup, host, kThreads), dt::evaluate(setup, plain));
+  EXPECT_LE(d.worst(), kTolerance) << dt::describe(d);
+}
+
 // The expanded halo under Kokkos: KOKKOS builds the ghost neighbour lists, ghosts are receivers.
 TEST(KokkosHalo, ExpandedAgreesWithThePlainStyle)
 {
@@ -170,13 +181,14 @@ std::string write_file(const std::string& name, const std::string& text)
 std::string replaced(std::string text, const std::string& from, const std::string& to)
 {
   const auto at = text.find(from);
-  if (at != std::string::npos) text.replace(at, from.size(), to);
+  if (at == std::string::npos) ADD_FAILURE() << "'" << from << "' is not in the model file";
+  else text.replace(at, from.size(), to);
   return text;
 }
 
 // An fp32 network: its feature rows travel through the exchange widened to fp64 and back. Both
-// styles run the same fp32 arithmetic, but over neighbour lists in different orders, so they
-// agree to fp32 rounding, not to fp64's.
+// styles run the same fp32 arithmetic; where a sum runs in another order (a fold over other
+// swaps), they agree to fp32 rounding, not to fp64's.
 TEST(KokkosHalo, Fp32FeatureRows)
 {
   std::ifstream in(potential("cu_mpnn_L2.json"));
@@ -190,6 +202,7 @@ TEST(KokkosHalo, Fp32FeatureRows)
     SCOPED_TRACE(newton_line(newton));
     const std::string setup = newton_line(newton) + kCopper;
     const dt::Deviation d = dt::compare(dt::evaluate(setup, pair, kThreads), dt::evaluate(setup, pair));
+    RecordProperty(newton ? "deviation_newton_on" : "deviation_newton_off", dt::describe(d));
     EXPECT_LE(d.worst(), 1e-5) << dt::describe(d);
   }
 }

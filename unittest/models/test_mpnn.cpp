@@ -1,7 +1,8 @@
 // The message-passing model: forces and virial against finite differences of its energy, fp32
-// against fp64, the exchanges a step makes under the halo preset, the per-layer and expanded
-// halo strategies against each other, and the generated TEST models of potentials/ as a
-// physical system (lattice constant, perturbation size, a short MD run that stays solid).
+// against fp64, the exchanges a step makes under the halo preset (and an energy-only step),
+// a steady-state step's allocations, the per-layer and expanded halo strategies against each
+// other, and the generated TEST models of potentials/ as a physical system (lattice constant,
+// perturbation size, a short MD run that stays solid).
 #include <gtest/gtest.h>
 
 #include <algorithm>

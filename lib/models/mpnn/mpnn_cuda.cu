@@ -21,13 +21,14 @@
 //   update_backward        per receiver: grad agg = ((grad h_{l+1}[i] W2^T) * act'(u)) W1^T.
 //   cfconv_backward        per SENDER row j (the transpose, SenderIndex): for each edge j -> i,
 //                          grad h_l[j] += grad agg_i * w_e (no atomics: the row is the warp's),
-//                          and grad r_e += sum_k (grad agg_i * h_l[j] * fc_e) W^T_k dphi_k/dr +
-//                          (grad agg_i * h_l[j]) . z_e dfc/dr. Per edge 4 + 4 + 8 + 8 B streamed,
-//                          F * 8 B of grad agg_i gathered; K exp, 4 K F + 6 F flops.
+//                          and grad r_e += sum_c u_c (z_c dfc/dr + fc dz_c/dr), u = grad agg_i *
+//                          h_l[j], dz/dr = sum_k dphi_k/dr W[k] made beside z from the same W
+//                          loads. Per edge 4 + 4 + 8 + 8 B streamed, F * 8 B of grad agg_i
+//                          gathered; K exp, 4 K F + 10 F flops.
 //   forces_virial          per row: grad x from grad r over the row's received and sent edges
 //                          (f = -grad x; per-row virial -1/2 sum v (x) dE/dv), no atomics.
 // The filters w_e are made again where needed (forward, and once more in the reverse pass)
-// instead of being stored: E x F values would be ~40 GB at a million atoms.
+// instead of being stored: E x F values, ~20 GB a layer at a million atoms (F = 64, fp64).
 #include <algorithm>
 #include <cmath>
 
@@ -151,12 +152,16 @@ struct SharedLayout {
 
 __host__ __device__ inline std::size_t align16(std::size_t b) { return (b + 15) & ~std::size_t(15); }
 
+// Row stride of the staged basis values: odd, so that the lanes storing one k of their edges
+// hit different banks.
+__host__ __device__ inline int staged_stride(int K) { return K | 1; }
+
 // forward: W (K x F); per warp rbf, fc, sender, agg (F), activations (H)
 __host__ __device__ inline SharedLayout forward_layout(int K, int F, int H, std::size_t t) {
   SharedLayout l;
   l.weights = align16(t * K * F);
   std::size_t o = 0;
-  l.rbf = o; o = align16(o + t * kChunk * K);
+  l.rbf = o; o = align16(o + t * kChunk * staged_stride(K));
   l.fc = o; o = align16(o + t * kChunk);
   l.seg = o; o = align16(o + 4 * kChunk);
   l.x = o; o = align16(o + t * F);
@@ -165,20 +170,17 @@ __host__ __device__ inline SharedLayout forward_layout(int K, int F, int H, std:
   return l;
 }
 
-// backward: W (K x F) and W^T (F x K); per warp the staged edges and the filter gradients
+// backward: W (K x F); per warp the staged edges: basis values and slopes, fc, dfc/dr, segment, id
 __host__ __device__ inline SharedLayout backward_layout(int K, int F, std::size_t t) {
   SharedLayout l;
-  l.weights = align16(2 * t * K * F);
+  l.weights = align16(t * K * F);
   std::size_t o = 0;
-  l.rbf = o; o = align16(o + t * kChunk * K);
-  l.r = o; o = align16(o + t * kChunk);
+  l.rbf = o; o = align16(o + t * kChunk * staged_stride(K));
+  l.r = o; o = align16(o + t * kChunk * staged_stride(K));  // slopes
   l.fc = o; o = align16(o + t * kChunk);
-  l.dfc = o; o = align16(o + 8 * kChunk);
+  l.dfc = o; o = align16(o + t * kChunk);
   l.seg = o; o = align16(o + 4 * kChunk);
   l.edge = o; o = align16(o + 4 * kChunk);
-  l.gz = o; o = align16(o + t * kEdgeBlock * (F + 1));
-  l.gfc = o; o = align16(o + 8 * kEdgeBlock);
-  l.contrib = o; o = align16(o + 8 * kEdgeBlock * K);
   l.per_warp = o;
   return l;
 }
@@ -198,6 +200,7 @@ struct GeometryArgs {
   T* r = nullptr;
   T* grad_r = nullptr;
   T* pair_rows = nullptr;
+  unsigned long long* active = nullptr;  // edges within the cutoff are counted here when not null
 };
 
 // r_e, the mask, the baseline 1/2 phi(r) s(r) summed per receiver, and its slope (the edge's
@@ -213,6 +216,7 @@ __global__ void __launch_bounds__(kWarps * 32) edge_geometry(const GeometryArgs<
     const bool counted = ai >= 0 && static_cast<std::size_t>(i) < a.g.n_owned;
     const double xi0 = a.g.x[3 * i], xi1 = a.g.x[3 * i + 1], xi2 = a.g.x[3 * i + 2];
     T pair = T(0);
+    int active = 0;
     for (int e = a.g.offsets[s] + lane; e < a.g.offsets[s + 1]; e += 32) {
       const int j = a.g.senders[e];
       const int bj = a.g.species[j];
@@ -222,6 +226,7 @@ __global__ void __launch_bounds__(kWarps * 32) edge_geometry(const GeometryArgs<
         if (squared_norm_rn(d0, d1, d2) < a.cutsq) {
           const T v0 = T(d0), v1 = T(d1), v2 = T(d2);
           r = T(sqrt(double(v0) * v0 + double(v1) * v1 + double(v2) * v2));
+          ++active;
           const double* m = a.morse + 3 * (ai * a.n_species + bj);
           const double xm = exp(-m[1] * (double(r) - m[2]));
           const T half_morse = T(0.5 * m[0] * (xm * xm - 2.0 * xm));
@@ -237,6 +242,10 @@ __global__ void __launch_bounds__(kWarps * 32) edge_geometry(const GeometryArgs<
     }
     pair = warp_sum(pair);
     if (lane == 0 && ai >= 0) a.pair_rows[i] = pair;
+    if (a.active) {
+      active = warp_sum(active);
+      if (lane == 0) atomicAdd(a.active, static_cast<unsigned long long>(active));
+    }
   }
 }
 
@@ -252,14 +261,20 @@ __global__ void embed(const int* species, std::size_t n_rows, int F, const T* ta
 }
 
 // z[b][t] = bias + sum_k rbf[b][k] W[k][c] for the lane's features c = lane + 32 t and up to
-// kEdgeBlock staged edges (rows of rbf); each W value read from shared memory serves every edge.
-template <class T, int FPL>
-__device__ inline void make_filters(const T* rbf, int n_b, int K, int F, const T* sw, const T (&bias)[FPL], int lane,
-                                    T (&z)[kEdgeBlock][FPL]) {
+// kEdgeBlock staged edges (rows of rbf, staged_stride(K) apart); each W value read from shared
+// memory serves every edge.
+// With kSlope, also dz[b][t] = sum_k slope[b][k] W[k][c] = dz/dr, from the same W loads.
+template <class T, int FPL, bool kSlope>
+__device__ inline void make_filters(const T* rbf, const T* slope, int n_b, int K, int F, const T* sw,
+                                    const T (&bias)[FPL], int lane, T (&z)[kEdgeBlock][FPL], T (&dz)[kEdgeBlock][FPL]) {
+  const int ks = staged_stride(K);
 #pragma unroll
   for (int b = 0; b < kEdgeBlock; ++b)
 #pragma unroll
-    for (int t = 0; t < FPL; ++t) z[b][t] = bias[t];
+    for (int t = 0; t < FPL; ++t) {
+      z[b][t] = bias[t];
+      dz[b][t] = T(0);
+    }
   for (int k = 0; k < K; ++k) {
     T w[FPL];
 #pragma unroll
@@ -269,19 +284,25 @@ __device__ inline void make_filters(const T* rbf, int n_b, int K, int F, const T
     }
 #pragma unroll
     for (int b = 0; b < kEdgeBlock; ++b) {
-      const T x = b < n_b ? rbf[b * K + k] : T(0);
+      const T x = b < n_b ? rbf[b * ks + k] : T(0);
 #pragma unroll
       for (int t = 0; t < FPL; ++t) z[b][t] += x * w[t];
+      if (kSlope) {
+        const T d = b < n_b ? slope[b * ks + k] : T(0);
+#pragma unroll
+        for (int t = 0; t < FPL; ++t) dz[b][t] += d * w[t];
+      }
     }
   }
 }
 
 // Stages the lane's edge e (-1: none) if it is an edge of the model (r_e >= 0): compacted in
-// lane order, its cutoff weight and basis values into shared memory. Returns the edge's slot
+// lane order, its cutoff weight and basis values (and their slopes, given s_slope) into shared
+// memory. Returns the edge's slot
 // (-1 when inactive) and, in *n_active, how many the warp staged.
 template <class T>
 __device__ inline int stage_edge(int e, const T* r_of_edge, const BasisView& basis, double cutoff, int K, int lane,
-                                 T* s_rbf, T* s_fc, int* n_active, T* r_out, double* dfc_out) {
+                                 T* s_rbf, T* s_slope, T* s_fc, int* n_active, double* dfc_out) {
   const T r = e >= 0 ? r_of_edge[e] : T(-1);
   const bool active = r >= T(0);
   const unsigned mask = __ballot_sync(kFullMask, active);
@@ -291,9 +312,12 @@ __device__ inline int stage_edge(int e, const T* r_of_edge, const BasisView& bas
   double fc, dfc;
   cosine_cutoff(0.0, cutoff, double(r), fc, dfc);
   s_fc[slot] = T(fc);
-  *r_out = r;
   *dfc_out = dfc;
-  for (int k = 0; k < K; ++k) s_rbf[slot * K + k] = T(basis.value(double(r), k));
+  for (int k = 0; k < K; ++k) {
+    const T phi = T(basis.value(double(r), k));
+    s_rbf[slot * staged_stride(K) + k] = phi;
+    if (s_slope) s_slope[slot * staged_stride(K) + k] = T(basis.slope(double(r), k, double(phi)));
+  }
   return slot;
 }
 
@@ -328,14 +352,13 @@ __global__ void __launch_bounds__(kWarps * 32) cfconv_update_forward(const Layer
     for (int base = a.g.offsets[s]; base < end; base += kChunk) {
       const int e = base + lane < end ? base + lane : -1;
       int n_active;
-      T r;
       double dfc;
-      const int slot = stage_edge(e, a.r, a.basis, a.cutoff, K, lane, s_rbf, s_fc, &n_active, &r, &dfc);
+      const int slot = stage_edge(e, a.r, a.basis, a.cutoff, K, lane, s_rbf, static_cast<T*>(nullptr), s_fc, &n_active, &dfc);
       if (slot >= 0) s_j[slot] = a.g.senders[e];
       __syncwarp();
       for (int b0 = 0; b0 < n_active; b0 += kEdgeBlock) {
-        T z[kEdgeBlock][FPL];
-        make_filters<T, FPL>(s_rbf + b0 * K, n_active - b0, K, F, sw, bias, lane, z);
+        T z[kEdgeBlock][FPL], unused[kEdgeBlock][FPL];
+        make_filters<T, FPL, false>(s_rbf + b0 * staged_stride(K), nullptr, n_active - b0, K, F, sw, bias, lane, z, unused);
 #pragma unroll
         for (int b = 0; b < kEdgeBlock; ++b) {
           if (b0 + b >= n_active) break;
@@ -403,31 +426,24 @@ __global__ void __launch_bounds__(kWarps * 32) update_backward(const LayerArgs<T
   }
 }
 
-// The cfconv adjoint, gathered per sender row j over the edges it sends (SenderIndex):
-//   grad h_l[j] += grad agg_i * w_e                            (when need_grad_h)
-//   grad r_e    += sum_k [(grad agg_i * h_l[j] * fc_e) W^T]_k dphi_k/dr + (grad agg_i * h_l[j]) . z_e dfc/dr
+// The cfconv adjoint, gathered per sender row j over the edges it sends (SenderIndex), with
+// u = grad agg_i * h_l[j] and dz/dr = sum_k dphi_k/dr W[k] (made beside z from the same loads):
+//   grad h_l[j] += grad agg_i * z_e * fc_e                    (when need_grad_h)
+//   grad r_e    += sum_c u_c (z_e,c dfc/dr + fc_e dz_e,c/dr)   (one warp sum per edge)
 template <class T, int FPL>
 __global__ void __launch_bounds__(kWarps * 32) cfconv_backward(const LayerArgs<T> a) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int K = a.K, F = a.F, lane = threadIdx.x & 31;
   const SharedLayout L = backward_layout(K, F, sizeof(T));
   T* sw = reinterpret_cast<T*>(smem);
-  T* swt = sw + K * F;
-  for (int q = threadIdx.x; q < K * F; q += blockDim.x) {
-    const int k = q / F, c = q - k * F;
-    sw[q] = a.wf[q];
-    swt[c * K + k] = a.wf[q];
-  }
+  for (int q = threadIdx.x; q < K * F; q += blockDim.x) sw[q] = a.wf[q];
   unsigned char* mine = smem + L.weights + (threadIdx.x >> 5) * L.per_warp;
   T* s_rbf = reinterpret_cast<T*>(mine + L.rbf);
-  T* s_r = reinterpret_cast<T*>(mine + L.r);
+  T* s_slope = reinterpret_cast<T*>(mine + L.r);
   T* s_fc = reinterpret_cast<T*>(mine + L.fc);
-  double* s_dfc = reinterpret_cast<double*>(mine + L.dfc);
+  T* s_dfc = reinterpret_cast<T*>(mine + L.dfc);
   int* s_seg = reinterpret_cast<int*>(mine + L.seg);
   int* s_edge = reinterpret_cast<int*>(mine + L.edge);
-  T* s_gz = reinterpret_cast<T*>(mine + L.gz);
-  double* s_gfc = reinterpret_cast<double*>(mine + L.gfc);
-  double* s_contrib = reinterpret_cast<double*>(mine + L.contrib);
   T bias[FPL];
 #pragma unroll
   for (int t = 0; t < FPL; ++t) bias[t] = lane + 32 * t < F ? a.bf[lane + 32 * t] : T(0);
@@ -448,25 +464,23 @@ __global__ void __launch_bounds__(kWarps * 32) cfconv_backward(const LayerArgs<T
     for (int base = begin; base < end; base += kChunk) {
       const int e = base + lane < end ? a.g.by_sender[base + lane] : -1;
       int n_active;
-      T r;
       double dfc;
-      const int slot = stage_edge(e, a.r, a.basis, a.cutoff, K, lane, s_rbf, s_fc, &n_active, &r, &dfc);
+      const int slot = stage_edge(e, a.r, a.basis, a.cutoff, K, lane, s_rbf, s_slope, s_fc, &n_active, &dfc);
       if (slot >= 0) {
         s_edge[slot] = e;
         s_seg[slot] = a.g.edge_segment[e];
-        s_r[slot] = r;
-        s_dfc[slot] = dfc;
+        s_dfc[slot] = T(dfc);
       }
       __syncwarp();
       for (int b0 = 0; b0 < n_active; b0 += kEdgeBlock) {
         const int n_b = min(kEdgeBlock, n_active - b0);
-        T z[kEdgeBlock][FPL];
-        make_filters<T, FPL>(s_rbf + b0 * K, n_b, K, F, sw, bias, lane, z);
+        T z[kEdgeBlock][FPL], dz[kEdgeBlock][FPL];
+        make_filters<T, FPL, true>(s_rbf + b0 * staged_stride(K), s_slope + b0 * staged_stride(K), n_b, K, F, sw, bias, lane, z, dz);
 #pragma unroll
         for (int b = 0; b < kEdgeBlock; ++b) {
           if (b >= n_b) break;
           const T* g = a.grad_agg + static_cast<std::size_t>(s_seg[b0 + b]) * F;
-          const T fc = s_fc[b0 + b];
+          const T fc = s_fc[b0 + b], dfc_b = s_dfc[b0 + b];
           T part = T(0);
 #pragma unroll
           for (int t = 0; t < FPL; ++t) {
@@ -474,31 +488,14 @@ __global__ void __launch_bounds__(kWarps * 32) cfconv_backward(const LayerArgs<T
             if (c < F) {
               const T gc = g[c];
               if (a.need_grad_h) gh[t] += gc * (z[b][t] * fc);
-              const T u = gc * hj[t];
-              part += u * z[b][t];
-              s_gz[b * (F + 1) + c] = u * fc;
+              part += (gc * hj[t]) * (z[b][t] * dfc_b + fc * dz[b][t]);
             }
           }
           part = warp_sum(part);
-          if (lane == 0) s_gfc[b] = double(part);
+          if (lane == 0) a.grad_r[s_edge[b0 + b]] += part;
         }
-        __syncwarp();
-        for (int q = lane; q < n_b * K; q += 32) {
-          const int b = q / K, k = q - b * K;
-          const T* gz = s_gz + b * (F + 1);
-          T gr = T(0);
-          for (int c = 0; c < F; ++c) gr += gz[c] * swt[c * K + k];
-          s_contrib[q] = double(gr) * a.basis.slope(double(s_r[b0 + b]), k, double(s_rbf[(b0 + b) * K + k]));
-        }
-        __syncwarp();
-        if (lane < n_b) {
-          double total = s_gfc[lane] * s_dfc[b0 + lane];
-          for (int k = 0; k < K; ++k) total += s_contrib[lane * K + k];
-          T& gre = a.grad_r[s_edge[b0 + lane]];
-          gre += T(total);
-        }
-        __syncwarp();
       }
+      __syncwarp();
     }
     if (a.need_grad_h)
 #pragma unroll
@@ -726,6 +723,8 @@ class CudaNetwork final : public Model {
   DeviceArray<T> u_;         // sum over layers of S x H
   DeviceArray<T> r_, grad_r_, pair_rows_, grad_h_, grad_agg_;
   DeviceArray<double> energy_rows_, forces_, virial_rows_, virial_, sums_, total_;
+  DeviceArray<unsigned long long> active_;
+  double active_edges_ = 0.0;  // edges within the cutoff, counted while profiling: what flops are charged for
   DeviceStagingHaloExchange staging_;
 };
 
@@ -766,10 +765,11 @@ template <int FPL>
 void CudaNetwork<T>::forward_layer(const LayerArgs<T>& a) {
   const std::size_t smem = forward_layout(a.K, a.F, a.H, sizeof(T)).total();
   allow_shared_memory(cfconv_update_forward<T, FPL>, smem);
-  const double E = double(graph_.n_edges), S = double(a.g.n_segments), t = sizeof(T);
-  LaunchTimer timer("DistSpec::MPNN::cfconv_update_forward", E * (4 + t) + S * (12 + 2 * t * a.F + t * a.H),
-                    E * (4 + t) + E * t * a.F + S * (12 + 2 * t * a.F + t * a.H),
-                    E * (2.0 * a.K * a.F + 2.0 * a.F + 10.0 * a.K) + S * 4.0 * a.F * a.H);
+  // Bytes per listed edge (r is read for each), gathers and flops per edge within the cutoff.
+  const double E = double(graph_.n_edges), Ea = active_edges_, S = double(a.g.n_segments), t = sizeof(T);
+  LaunchTimer timer("DistSpec::MPNN::cfconv_update_forward", E * t + Ea * 4 + S * (12 + 2 * t * a.F + t * a.H),
+                    E * t + Ea * (4 + t * a.F) + S * (12 + 2 * t * a.F + t * a.H),
+                    Ea * (2.0 * a.K * a.F + 2.0 * a.F + 10.0 * a.K) + S * 4.0 * a.F * a.H);
   cfconv_update_forward<T, FPL><<<grid_for(a.g.n_segments, kWarps), kWarps * 32, smem>>>(a);
   check_launch("DistSpec::MPNN::cfconv_update_forward");
 }
@@ -777,7 +777,8 @@ void CudaNetwork<T>::forward_layer(const LayerArgs<T>& a) {
 template <class T>
 template <int FPL>
 void CudaNetwork<T>::backward_layer(const LayerArgs<T>& a) {
-  const double E = double(graph_.n_edges), S = double(a.g.n_segments), n = double(a.g.n_rows), t = sizeof(T);
+  const double E = double(graph_.n_edges), Ea = active_edges_, S = double(a.g.n_segments), n = double(a.g.n_rows),
+               t = sizeof(T);
   if (a.g.n_segments) {
     LaunchTimer timer("DistSpec::MPNN::update_backward", S * (8 + 2 * t * a.F + t * a.H), S * (8 + 2 * t * a.F + t * a.H),
                       S * 4.0 * a.F * a.H);
@@ -786,9 +787,9 @@ void CudaNetwork<T>::backward_layer(const LayerArgs<T>& a) {
   }
   const std::size_t smem = backward_layout(a.K, a.F, sizeof(T)).total();
   allow_shared_memory(cfconv_backward<T, FPL>, smem);
-  LaunchTimer timer("DistSpec::MPNN::cfconv_backward", E * (12 + 2 * t) + n * (12 + t * a.F * (1 + a.need_grad_h)),
-                    E * (12 + 2 * t + t * a.F) + n * (12 + t * a.F * (1 + a.need_grad_h)),
-                    E * (4.0 * a.K * a.F + 6.0 * a.F + 12.0 * a.K));
+  LaunchTimer timer("DistSpec::MPNN::cfconv_backward", E * (4 + t) + Ea * (4 + 2 * t) + n * (12 + t * a.F * (1 + a.need_grad_h)),
+                    E * (4 + t) + Ea * (4 + 2 * t + t * a.F) + n * (12 + t * a.F * (1 + a.need_grad_h)),
+                    Ea * (4.0 * a.K * a.F + 10.0 * a.F + 14.0 * a.K));
   cfconv_backward<T, FPL><<<grid_for(a.g.n_rows, kWarps), kWarps * 32, smem>>>(a);
   check_launch("DistSpec::MPNN::cfconv_backward");
 }
@@ -826,6 +827,7 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
   virial_.zero();
 
   // Edge lengths, the cutoff mask and the baseline, then h_0.
+  unsigned long long active = 0;
   if (S) {
     GeometryArgs<T> g;
     g.g = view_;
@@ -837,11 +839,18 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
     g.r = r_.data();
     g.grad_r = grad_r_.data();
     g.pair_rows = pair_rows_.data();
+    if (profiling()) {
+      active_.resize(1);
+      check(cudaMemsetAsync(active_.data(), 0, sizeof(unsigned long long)), "cudaMemsetAsync");
+      g.active = active_.data();
+    }
     LaunchTimer timer("DistSpec::MPNN::edge_geometry", double(E) * (4 + 2 * sizeof(T)) + double(S) * 48,
                       double(E) * (36 + 2 * sizeof(T)) + double(S) * 48, double(E) * 40);
     edge_geometry<T><<<grid_for(S, kWarps), kWarps * 32>>>(g);
     check_launch("DistSpec::MPNN::edge_geometry");
   }
+  if (S && profiling()) active_.download(&active, 1);
+  active_edges_ = profiling() ? double(active) : double(E);
   if (n) {
     LaunchTimer timer("DistSpec::MPNN::embed", double(n) * (4 + F * sizeof(T)), double(n) * (4 + F * sizeof(T)), 0);
     embed<T><<<grid_for(n * F, 256), 256>>>(graph_.species.data(), n, F_, embedding_.data(), h_.data());
