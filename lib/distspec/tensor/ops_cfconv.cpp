@@ -72,29 +72,30 @@ Var<T> cfconv(Tape& tape, const Var<T>& h, const Var<T>& radial, const Var<T>& c
     Tensor<T>* gh = h.requires_grad() ? &h.grad() : nullptr;
     Tensor<T>* gr = radial.requires_grad() ? &radial.grad() : nullptr;
     Tensor<T>* gc = cutoff.requires_grad() ? &cutoff.grad() : nullptr;
-    // grad radial[e] = grad z_e W^T, with W^T stored so that it runs with unit stride over K.
+    // t = u W^T (u = grad w_e) runs with unit stride over K on W^T.
     std::vector<T> wt(f * k_max);
     kernels::transpose(weight.data(), k_max, f, wt.data());
-    std::vector<T> z(f), u(f), dr(k_max);
+    std::vector<T> z(f), u(f), t(k_max);
     for (std::size_t r = 0; r < n_segments; ++r) {
       const T* g = gy.row(r);
       for (int e = offsets[r]; e < offsets[r + 1]; ++e) {
         const int j = senders[e];
-        filter_row(rv.row(e), weight, bias, z.data());
         const T fc = cv(e, 0);
         if (gh) {
+          filter_row(rv.row(e), weight, bias, z.data());
           T* ghj = gh->row(j);
           for (std::size_t c = 0; c < f; ++c) ghj[c] += g[c] * (z[c] * fc);
         }
         if (!gr && !gc) continue;
         const T* hj = hv.row(j);
-        for (std::size_t c = 0; c < f; ++c) u[c] = g[c] * hj[c];  // grad w_e
-        if (gc) (*gc)(e, 0) += kernels::dot(u.data(), z.data(), f);
+        for (std::size_t c = 0; c < f; ++c) u[c] = g[c] * hj[c];
+        kernels::vec_mat(u.data(), f, wt.data(), k_max, static_cast<const T*>(nullptr), k_max, t.data());
+        // grad cutoff[e] = u . z_e = radial[e] . t + b . u: no filter needed, so an h that takes
+        // no gradient (the first layer's embedding) spares the edge its recomputation.
+        if (gc) (*gc)(e, 0) += kernels::dot(rv.row(e), t.data(), k_max) + kernels::dot(bias.data(), u.data(), f);
         if (gr) {
-          for (std::size_t c = 0; c < f; ++c) u[c] *= fc;  // grad z_e
-          kernels::vec_mat(u.data(), f, wt.data(), k_max, static_cast<const T*>(nullptr), k_max, dr.data());
           T* gre = gr->row(e);
-          for (std::size_t k = 0; k < k_max; ++k) gre[k] += dr[k];
+          for (std::size_t k = 0; k < k_max; ++k) gre[k] += fc * t[k];
         }
       }
     }

@@ -6,13 +6,14 @@
 // segment_sum). The value is that of
 //   segment_sum(mul(gather_rows(h, senders), mul(linear(radial, W, b), cutoff)), offsets)
 // term by term, but no edges x F block is ever formed: each edge's filter is made in an F-long
-// scratch row when the edge is visited, in the forward pass and again in the adjoint, since
-// keeping it would cost edges x F values (hundreds of MB at a million edges).
+// scratch row when the edge is visited, in the forward pass and again in the adjoint (there
+// only for grad h), since keeping it would cost edges x F values (hundreds of MB at a million
+// edges).
 //
-// adjoint, with g = grad out[r], j = senders[e], z_e = radial[e] W + b:
+// adjoint, with g = grad out[r], j = senders[e], z_e = radial[e] W + b, u = g * h[j]:
 //   grad h[j]         += g * w_e                                (halo rows of h included)
-//   grad radial[e]    += ((g * h[j]) * cutoff[e]) W^T
-//   grad cutoff[e]    += (g * h[j]) . z_e
+//   grad radial[e]    += cutoff[e] (u W^T)
+//   grad cutoff[e]    += u . z_e  = radial[e] . (u W^T) + b . u
 // It differentiates with respect to its inputs only: weight and bias are borrowed constants, as
 // for linear (forces need no parameter gradients). Offsets and senders are borrowed too; all
 // must outlive the tape's backward().

@@ -146,22 +146,18 @@ struct LayerArgs {
 // Dynamic shared memory of the layer kernels: block-wide weights, then one region per warp.
 struct SharedLayout {
   std::size_t weights = 0, per_warp = 0;
-  std::size_t rbf = 0, r = 0, fc = 0, dfc = 0, seg = 0, edge = 0, x = 0, a = 0, gz = 0, gfc = 0, contrib = 0;
+  std::size_t rbf = 0, slope = 0, fc = 0, dfc = 0, seg = 0, edge = 0, x = 0, a = 0;
   std::size_t total() const { return weights + kWarps * per_warp; }
 };
 
 __host__ __device__ inline std::size_t align16(std::size_t b) { return (b + 15) & ~std::size_t(15); }
-
-// Row stride of the staged basis values: odd, so that the lanes storing one k of their edges
-// hit different banks.
-__host__ __device__ inline int staged_stride(int K) { return K | 1; }
 
 // forward: W (K x F); per warp rbf, fc, sender, agg (F), activations (H)
 __host__ __device__ inline SharedLayout forward_layout(int K, int F, int H, std::size_t t) {
   SharedLayout l;
   l.weights = align16(t * K * F);
   std::size_t o = 0;
-  l.rbf = o; o = align16(o + t * kChunk * staged_stride(K));
+  l.rbf = o; o = align16(o + t * kChunk * K);
   l.fc = o; o = align16(o + t * kChunk);
   l.seg = o; o = align16(o + 4 * kChunk);
   l.x = o; o = align16(o + t * F);
@@ -175,8 +171,8 @@ __host__ __device__ inline SharedLayout backward_layout(int K, int F, std::size_
   SharedLayout l;
   l.weights = align16(t * K * F);
   std::size_t o = 0;
-  l.rbf = o; o = align16(o + t * kChunk * staged_stride(K));
-  l.r = o; o = align16(o + t * kChunk * staged_stride(K));  // slopes
+  l.rbf = o; o = align16(o + t * kChunk * K);
+  l.slope = o; o = align16(o + t * kChunk * K);
   l.fc = o; o = align16(o + t * kChunk);
   l.dfc = o; o = align16(o + t * kChunk);
   l.seg = o; o = align16(o + 4 * kChunk);
@@ -261,13 +257,11 @@ __global__ void embed(const int* species, std::size_t n_rows, int F, const T* ta
 }
 
 // z[b][t] = bias + sum_k rbf[b][k] W[k][c] for the lane's features c = lane + 32 t and up to
-// kEdgeBlock staged edges (rows of rbf, staged_stride(K) apart); each W value read from shared
-// memory serves every edge.
+// kEdgeBlock staged edges (rows of rbf); each W value read from shared memory serves every edge.
 // With kSlope, also dz[b][t] = sum_k slope[b][k] W[k][c] = dz/dr, from the same W loads.
 template <class T, int FPL, bool kSlope>
 __device__ inline void make_filters(const T* rbf, const T* slope, int n_b, int K, int F, const T* sw,
                                     const T (&bias)[FPL], int lane, T (&z)[kEdgeBlock][FPL], T (&dz)[kEdgeBlock][FPL]) {
-  const int ks = staged_stride(K);
 #pragma unroll
   for (int b = 0; b < kEdgeBlock; ++b)
 #pragma unroll
@@ -284,11 +278,11 @@ __device__ inline void make_filters(const T* rbf, const T* slope, int n_b, int K
     }
 #pragma unroll
     for (int b = 0; b < kEdgeBlock; ++b) {
-      const T x = b < n_b ? rbf[b * ks + k] : T(0);
+      const T x = b < n_b ? rbf[b * K + k] : T(0);
 #pragma unroll
       for (int t = 0; t < FPL; ++t) z[b][t] += x * w[t];
       if (kSlope) {
-        const T d = b < n_b ? slope[b * ks + k] : T(0);
+        const T d = b < n_b ? slope[b * K + k] : T(0);
 #pragma unroll
         for (int t = 0; t < FPL; ++t) dz[b][t] += d * w[t];
       }
@@ -315,8 +309,8 @@ __device__ inline int stage_edge(int e, const T* r_of_edge, const BasisView& bas
   *dfc_out = dfc;
   for (int k = 0; k < K; ++k) {
     const T phi = T(basis.value(double(r), k));
-    s_rbf[slot * staged_stride(K) + k] = phi;
-    if (s_slope) s_slope[slot * staged_stride(K) + k] = T(basis.slope(double(r), k, double(phi)));
+    s_rbf[slot * K + k] = phi;
+    if (s_slope) s_slope[slot * K + k] = T(basis.slope(double(r), k, double(phi)));
   }
   return slot;
 }
@@ -358,7 +352,7 @@ __global__ void __launch_bounds__(kWarps * 32) cfconv_update_forward(const Layer
       __syncwarp();
       for (int b0 = 0; b0 < n_active; b0 += kEdgeBlock) {
         T z[kEdgeBlock][FPL], unused[kEdgeBlock][FPL];
-        make_filters<T, FPL, false>(s_rbf + b0 * staged_stride(K), nullptr, n_active - b0, K, F, sw, bias, lane, z, unused);
+        make_filters<T, FPL, false>(s_rbf + b0 * K, nullptr, n_active - b0, K, F, sw, bias, lane, z, unused);
 #pragma unroll
         for (int b = 0; b < kEdgeBlock; ++b) {
           if (b0 + b >= n_active) break;
@@ -439,7 +433,7 @@ __global__ void __launch_bounds__(kWarps * 32) cfconv_backward(const LayerArgs<T
   for (int q = threadIdx.x; q < K * F; q += blockDim.x) sw[q] = a.wf[q];
   unsigned char* mine = smem + L.weights + (threadIdx.x >> 5) * L.per_warp;
   T* s_rbf = reinterpret_cast<T*>(mine + L.rbf);
-  T* s_slope = reinterpret_cast<T*>(mine + L.r);
+  T* s_slope = reinterpret_cast<T*>(mine + L.slope);
   T* s_fc = reinterpret_cast<T*>(mine + L.fc);
   T* s_dfc = reinterpret_cast<T*>(mine + L.dfc);
   int* s_seg = reinterpret_cast<int*>(mine + L.seg);
@@ -475,7 +469,7 @@ __global__ void __launch_bounds__(kWarps * 32) cfconv_backward(const LayerArgs<T
       for (int b0 = 0; b0 < n_active; b0 += kEdgeBlock) {
         const int n_b = min(kEdgeBlock, n_active - b0);
         T z[kEdgeBlock][FPL], dz[kEdgeBlock][FPL];
-        make_filters<T, FPL, true>(s_rbf + b0 * staged_stride(K), s_slope + b0 * staged_stride(K), n_b, K, F, sw, bias, lane, z, dz);
+        make_filters<T, FPL, true>(s_rbf + b0 * K, s_slope + b0 * K, n_b, K, F, sw, bias, lane, z, dz);
 #pragma unroll
         for (int b = 0; b < kEdgeBlock; ++b) {
           if (b >= n_b) break;
