@@ -29,6 +29,12 @@
 #include <algorithm>
 #include <cstring>
 
+#ifdef DISTSPEC_WITH_CUDA
+#include "models/cuda_runtime.h"
+
+#include <cuda_runtime_api.h>
+#endif
+
 using namespace LAMMPS_NS;
 
 namespace {
@@ -64,19 +70,77 @@ PairDistspec::~PairDistspec()
 
 /* ----------------------------------------------------------------------
    pair_style distspec [spec FILE] [halo per_layer|expanded] [device cpu|cuda] [strict yes|no]
+                       [timing yes|no] [gpu_share yes|no]
 ------------------------------------------------------------------------- */
 
 void PairDistspec::settings(int narg, char **arg)
 {
+  const auto before = settings_.device;
   run_collectively(lmp, "pair_style distspec", [&] { settings_ = DistspecSettings::parse(words_of(narg, arg)); });
   check_device();
+  // A re-issued pair_style keeps the pair_coeff model: rebuild it for the new device.
+  if (model_file_ && settings_.device != before)
+    run_collectively(lmp, "pair_style distspec",
+                     [&] { model_ = distspec::models::make_model(*model_file_, model_device()); });
 }
 
 void PairDistspec::check_device() const
 {
-  if (settings_.device == DistspecSettings::Device::cuda)
-    error->all(FLERR, "pair_style distspec: device cuda needs a DISTSPEC plugin built with CUDA "
-                      "(DISTSPEC_ENABLE_CUDA); this one was built for CPUs");
+  if (settings_.device != DistspecSettings::Device::cuda) return;
+#ifdef DISTSPEC_WITH_CUDA
+  select_gpu();
+#else
+  error->all(FLERR, "pair_style distspec: device cuda needs a DISTSPEC plugin built with CUDA "
+                    "(DISTSPEC_ENABLE_CUDA); this one was built for CPUs");
+#endif
+}
+
+distspec::Device PairDistspec::model_device() const
+{
+  return settings_.device == DistspecSettings::Device::cuda ? distspec::Device::cuda : distspec::Device::cpu;
+}
+
+// One GPU per rank by node-local rank: GPU (local rank % GPUs on the node). More ranks on a node
+// than GPUs is an error unless `gpu_share yes`. Every rank decides the same way.
+void PairDistspec::select_gpu() const
+{
+#ifdef DISTSPEC_WITH_CUDA
+  int local_rank = 0, local_size = 1;
+#ifndef MPI_STUBS
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, comm->me, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local_rank);
+  MPI_Comm_size(node, &local_size);
+  MPI_Comm_free(&node);
+#endif
+  std::string why;
+  int n_devices = 0;
+  if (distspec::models::cuda::device_available(&why) && cudaGetDeviceCount(&n_devices) != cudaSuccess) {
+    why = "cudaGetDeviceCount failed";
+    n_devices = 0;
+  }
+  // {no GPU here, more ranks than GPUs here, most ranks on a node, fewest GPUs on a node}
+  int local[4] = {n_devices == 0, local_size > n_devices, local_size, -n_devices};
+  int any[4];
+  MPI_Allreduce(local, any, 4, MPI_INT, MPI_MAX, world);
+  if (any[0])
+    error->all(FLERR, "pair_style distspec: device cuda, but {} found no usable CUDA device{}; use 'device cpu', or "
+               "run where a GPU is visible (CUDA_VISIBLE_DEVICES)",
+               n_devices == 0 ? "this rank" : "a rank", why.empty() ? "" : " (" + why + ")");
+  if (any[1] && !settings_.gpu_share)
+    error->all(FLERR, "pair_style distspec: device cuda: up to {} MPI ranks share a node with {} GPU(s); run at most "
+               "one rank per GPU, or add 'gpu_share yes' to let ranks share the node's GPUs round-robin",
+               any[2], -any[3]);
+  const int device = local_rank % n_devices;
+  const cudaError_t status = cudaSetDevice(device);
+  if (status != cudaSuccess)
+    error->one(FLERR, "pair_style distspec: device cuda: cudaSetDevice({}) failed: {}", device,
+               cudaGetErrorString(status));
+  if (comm->me == 0)
+    utils::logmesg(lmp, "DISTSPEC: device cuda: rank 0 on GPU {} of {} ({}); {} rank(s) on its node{}\n", device,
+                   n_devices, distspec::models::cuda::device_description(), local_size,
+                   any[1] ? ", GPUs shared (gpu_share yes)" : "");
+#endif
 }
 
 /* ----------------------------------------------------------------------
@@ -134,7 +198,7 @@ void PairDistspec::load_model(const std::string &model_path)
     const std::string bytes = read_file_on_rank0(lmp, model_path);
     model_file_ = std::make_unique<distspec::models::ModelFile>(
         distspec::models::parse_model_file(bytes, model_path, settings_.spec_file));
-    model_ = distspec::models::make_model(*model_file_);
+    model_ = distspec::models::make_model(*model_file_, model_device());
     outputs_ = OutputPlan::from_spec(model_file_->spec);
   });
 }
@@ -185,9 +249,8 @@ void PairDistspec::init_style()
                               "remove it from the spec, or run with 'strict no' to ignore it", model_file_->spec_source);
       if (comm->me == 0) error->warning(FLERR, "pair_style distspec: " + text + "; ignored");
     }
-    const auto device = settings_.device == DistspecSettings::Device::cuda ? distspec::Device::cuda : distspec::Device::cpu;
     dispatcher_ = std::make_unique<distspec::Dispatcher>(
-        spec.core, device, info.ops, comm->nprocs,
+        spec.core, model_device(), info.ops, comm->nprocs,
         expanded_ ? distspec::HaloStrategy::expanded : distspec::HaloStrategy::per_layer);
   });
 
@@ -293,7 +356,9 @@ void PairDistspec::build_graph()
   graph_.species = promoted("atomic_numbers") ? species_.data() : nullptr;
   graph_.charges = (promoted("charges") && atom->q_flag) ? atom->q : nullptr;
 
+  // Charges are part of the topology a device model caches, and may change every step (fix qeq).
   if (neighbor->ncalls != edges_built_at_) rebuild_edges();
+  else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
 }
 
 // Edge arrays from the full neighbour list, without atoms of NULL types (which hybrid skip
@@ -324,6 +389,8 @@ void PairDistspec::rebuild_edges()
   graph_.offsets = offsets_.data();
   graph_.senders = senders_.data();
   edges_built_at_ = neighbor->ncalls;
+  // Row counts, species and edges change only here: a device model uploads them only then.
+  graph_.topology_generation = ++topology_generation_;
 }
 
 // Energy, forces and virial into LAMMPS, as OutputPlan says.

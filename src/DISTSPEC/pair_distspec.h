@@ -26,6 +26,7 @@ PairStyle(distspec,PairDistspec);
 #include "models/model.h"
 #include "models/model_file.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,8 @@ class PairDistspec : public Pair {
  protected:
   // Whether this build can run where `device` asks; the KOKKOS variant lets Kokkos decide.
   virtual void check_device() const;
+  void select_gpu() const;    // device cuda: this rank's GPU by node-local rank
+  distspec::Device model_device() const;
   void load_model(const std::string &model_path);
   void build_graph();
   void rebuild_edges();
@@ -74,9 +77,10 @@ class PairDistspec : public Pair {
   distspec::models::AtomGraph graph_;
   std::vector<int> species_;
   std::vector<int> receivers_, offsets_, senders_;
-  bigint edges_built_at_ = -1;
-  bool expanded_ = false;
-  bool report_pending_ = false;    // log the halo report after the first step of a run    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too    // neighbor->ncalls when the edge arrays were built
+  bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
+  bool expanded_ = false;    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too
+  bool report_pending_ = false;    // log the halo report after the first step of a run
+  std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)
   distspec::models::ModelOutputs result_;
 };
 

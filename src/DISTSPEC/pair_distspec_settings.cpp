@@ -55,8 +55,10 @@ DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
       s.strict = yes_no(words, i);
     } else if (key == "timing") {
       s.timing = yes_no(words, i);
+    } else if (key == "gpu_share") {
+      s.gpu_share = yes_no(words, i);
     } else {
-      bad("unknown keyword '" + key + "'", "expected spec, halo, device, strict or timing");
+      bad("unknown keyword '" + key + "'", "expected spec, halo, device, strict, timing or gpu_share");
     }
   }
   return s;

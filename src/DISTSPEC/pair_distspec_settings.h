@@ -19,6 +19,7 @@ struct DistspecSettings {
   Device device = Device::cpu;
   bool strict = false;    // unknown helper records become errors
   bool timing = false;    // print a distspec time breakdown after each run
+  bool gpu_share = false;    // device cuda: let more ranks than GPUs share a node's GPUs (round-robin)
 
   // Parses the words after `pair_style distspec`; throws distspec::Error naming the keyword.
   static DistspecSettings parse(const std::vector<std::string> &words);

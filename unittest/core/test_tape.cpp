@@ -326,34 +326,6 @@ TEST(TapeOps, RadialBasesAndCutoff) {
   EXPECT_EQ(f.value()(2, 0), 0.0);
 }
 
-TEST(TapeOps, GaussianBasisEqualsItsDefinition) {
-  // The recurrence from the nearest centre against one exp per centre: r inside, between and
-  // beyond the centres, one centre, coincident centres, and a width that underflows far ones.
-  struct Case {
-    int size;
-    double start, stop, width;
-  };
-  const Tensor<double> r = random_tensor(40, 1, 1, 0.01, 7.0);
-  for (const Case& c : {Case{16, 0.0, 5.0, 1.0 / 3.0}, Case{6, 0.5, 4.0, 0.4}, Case{1, 2.0, 2.0, 0.7},
-                        Case{4, 3.0, 3.0, 0.5}, Case{32, 1.0, 6.0, 0.05}}) {
-    RadialBasis basis;
-    basis.size = c.size;
-    basis.start = c.start;
-    basis.stop = c.stop;
-    basis.width = c.width;
-    Tape tape;
-    const Var<double> phi = radial_basis(tape, Var<double>::constant(r), basis);
-    for (std::size_t i = 0; i < r.rows(); ++i)
-      for (int k = 0; k < c.size; ++k) {
-        const double mu = c.size > 1 ? c.start + (c.stop - c.start) * k / (c.size - 1) : c.start;
-        const double x = 0.5 * (r(i, 0) - mu) * (r(i, 0) - mu) / (c.width * c.width);
-        // exp(-x) is itself only as exact as x, to x ulps; the recurrence adds an ulp or so a step.
-        EXPECT_NEAR(phi.value()(i, k), std::exp(-x), 1e-15 * (c.size + x) * std::exp(-x))
-            << "size " << c.size << ", r " << r(i, 0) << ", k " << k;
-      }
-  }
-}
-
 TEST(TapeOps, EdgeVectorsAndLengths) {
   const std::vector<int> receiver{0, 1, 2, 0}, sender{1, 2, 0, 3};
   const Tensor<double> x = random_tensor(4, 3, 1, -2.0, 2.0);

@@ -58,13 +58,34 @@ std::string error_of(const std::string& pair_lines, const std::string& setup = k
 TEST(InputErrors, UnknownKeyword)
 {
   const std::string e = error_of("pair_style distspec colour blue\npair_coeff * * " + potential("lj_argon.json") + " Ar");
-  EXPECT_HAS(e, "pair_style distspec: unknown keyword 'colour'; expected spec, halo, device, strict or timing");
+  EXPECT_HAS(e, "pair_style distspec: unknown keyword 'colour'; expected spec, halo, device, strict, timing or gpu_share");
 }
 
 TEST(InputErrors, KeywordValue)
 {
   const std::string e = error_of("pair_style distspec halo thick\npair_coeff * * " + potential("lj_argon.json") + " Ar");
   EXPECT_HAS(e, "keyword 'halo' got 'thick'; expected one of per_layer|expanded");
+}
+
+TEST(InputErrors, GpuShareValue)
+{
+  const std::string e = error_of("pair_style distspec gpu_share maybe\npair_coeff * * " + potential("lj_argon.json") + " Ar");
+  EXPECT_HAS(e, "keyword 'gpu_share' got 'maybe'; expected one of yes|no");
+}
+
+// `device cuda` where it cannot run names why: a plugin built without CUDA, no visible GPU, or
+// more ranks on the node than GPUs without `gpu_share yes`. Where it can run, it runs.
+TEST(InputErrors, DeviceCudaWhereItCannotRun)
+{
+  dt::LammpsSession lmp;
+  const std::string input = "plugin load " + dt::plugin_path() + "\n" + kArgon + "pair_style distspec device cuda\npair_coeff * * " +
+      potential("lj_argon.json") + " Ar\nrun 0 post no";
+  const std::string e = lmp.run_expecting_error(input);
+  if (e.empty()) GTEST_SKIP() << "device cuda ran: a GPU is usable here";
+  const bool named = e.find("needs a DISTSPEC plugin built with CUDA") != std::string::npos ||
+      e.find("found no usable CUDA device") != std::string::npos ||
+      e.find("add 'gpu_share yes'") != std::string::npos;
+  EXPECT_TRUE(named) << e;
 }
 
 TEST(InputErrors, MissingModelFile)

@@ -1,6 +1,5 @@
 #include "distspec/tensor/ops_radial.h"
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -18,42 +17,16 @@ double gaussian_centre(const RadialBasis& b, int k) {
   return b.size > 1 ? b.start + (b.stop - b.start) * k / (b.size - 1) : b.start;
 }
 
-// phi_k(r) for every k, in fp64 (the basis is cheap next to the layers it feeds, and fp64 keeps
-// fp32 models from losing the small differences between neighbouring centres).
-//
-// A gaussian basis takes three exps instead of one per centre (which dominated the cost at
-// 16 centres): from the centre k0 nearest r, with a = 1 / (2 width^2) and spacing D,
-//   phi_{k+1} = phi_k q_k,  q_k = exp(a (2 (r - mu_k) D - D^2)),  q_{k+1} = q_k exp(-2 a D^2)
-// and downwards alike. Walking away from the nearest centre, every ratio is at most 1, so
-// nothing overflows; the values agree with direct exps to a few ulps per step from k0.
-template <class T>
-void basis_row(const RadialBasis& b, double r, T* phi) {
-  const int n = b.size;
-  if (b.kind == RadialBasis::Kind::bessel) {
-    const double norm = std::sqrt(2.0 / b.cutoff);
-    for (int k = 0; k < n; ++k) phi[k] = static_cast<T>(norm * std::sin((k + 1) * kPi / b.cutoff * r) / r);
-    return;
+// phi_k(r) in fp64 (the basis is cheap next to the layers it feeds, and fp64 keeps fp32 models
+// from losing the small differences between neighbouring centres).
+double basis_value(const RadialBasis& b, double r, int k) {
+  if (b.kind == RadialBasis::Kind::gaussian) {
+    const double mu = gaussian_centre(b, k);
+    const double inv_w2 = 1.0 / (b.width * b.width);
+    return std::exp(-0.5 * (r - mu) * (r - mu) * inv_w2);
   }
-  const double a = 0.5 / (b.width * b.width);
-  const double spacing = n > 1 ? (b.stop - b.start) / (n - 1) : 0.0;
-  const int k0 =
-      spacing != 0.0 ? static_cast<int>(std::clamp(std::round((r - b.start) / spacing), 0.0, double(n - 1))) : 0;
-  const double d = r - gaussian_centre(b, k0);
-  const double peak = std::exp(-a * d * d), step = std::exp(-2.0 * a * spacing * spacing);
-  phi[k0] = static_cast<T>(peak);
-  double value = peak, ratio = std::exp(a * (2.0 * d * spacing - spacing * spacing));
-  for (int k = k0 + 1; k < n; ++k) {
-    value *= ratio;
-    ratio *= step;
-    phi[k] = static_cast<T>(value);
-  }
-  value = peak;
-  ratio = std::exp(-a * (2.0 * d * spacing + spacing * spacing));
-  for (int k = k0 - 1; k >= 0; --k) {
-    value *= ratio;
-    ratio *= step;
-    phi[k] = static_cast<T>(value);
-  }
+  const double norm = std::sqrt(2.0 / b.cutoff);
+  return norm * std::sin((k + 1) * kPi / b.cutoff * r) / r;
 }
 
 // dphi_k/dr, given phi = phi_k(r): a gaussian's slope is its value times a polynomial, which
@@ -91,7 +64,9 @@ Var<T> radial_basis(Tape& tape, const Var<T>& r, const RadialBasis& basis) {
   const std::size_t n = r.rows(), k_max = static_cast<std::size_t>(basis.size);
   Tensor<T> phi = tape.tensor<T>(n, k_max);
   const Tensor<T>& rv = r.value();
-  for (std::size_t i = 0; i < n; ++i) basis_row(basis, rv(i, 0), phi.row(i));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < k_max; ++k)
+      phi(i, k) = static_cast<T>(basis_value(basis, rv(i, 0), static_cast<int>(k)));
   Var<T> out = Var<T>::result(std::move(phi), r.requires_grad());
   if (out.requires_grad())
     tape.record([r, out, basis, n, k_max] {

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs examples/gpu/in.gpu_check (serial LAMMPS + the CUDA plugin) and compares, per model, the
+# `device cpu` and `device cuda` numbers (pe, press, 9 force components) to 1e-10 relative
+# (against max(|cpu|, |cuda|, 1e-6)). Exit 1 on a mismatch or a missing model.
+#   LMP=path/to/lmp DISTSPEC_PLUGIN=path/to/libdistspec.so scripts/gpu_check.sh [LOG]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+lmp=${LMP:-lmp}
+plugin=${DISTSPEC_PLUGIN:-$root/build-gpu/libdistspec.so}
+log=$(realpath -m "${1:-gpu_check.log}")
+cd "$root/examples/gpu"
+if ! "$lmp" -in in.gpu_check -var plugin "$plugin" -var pot "$root/potentials" -log "$log" -screen none; then
+  grep -B2 -A2 "ERROR" "$log" || tail -20 "$log"
+  echo "FAIL: LAMMPS stopped (log $log)"
+  exit 1
+fi
+grep -E "^(DISTSPEC: device|NVE|Performance|Loop time .* for [1-9])" "$log" || true
+awk '
+  $1 == "CHECK" { key = $2; for (i = 4; i <= NF; ++i) v[key, $3, i] = $i; n[key] = NF; seen[key, $3] = 1 }
+  END {
+    bad = 0; split("lj eam mpnn", models, " ")
+    for (m = 1; m <= 3; ++m) {
+      k = models[m]
+      if (!seen[k, "cpu"] || !seen[k, "cuda"]) { printf "FAIL %s: missing cpu or cuda line\n", k; bad = 1; continue }
+      worst = 0
+      for (i = 4; i <= n[k]; ++i) {
+        a = v[k, "cpu", i] + 0; b = v[k, "cuda", i] + 0
+        s = (a < 0 ? -a : a); t = (b < 0 ? -b : b); if (t > s) s = t; if (s < 1e-6) s = 1e-6
+        d = a - b; if (d < 0) d = -d; r = d / s; if (r > worst) worst = r
+      }
+      printf "%s %s: cpu pe %s press %s | cuda pe %s press %s | worst rel diff %.3g\n", (worst <= 1e-10 ? "PASS" : "FAIL"), k,
+             v[k, "cpu", 4], v[k, "cpu", 5], v[k, "cuda", 4], v[k, "cuda", 5], worst
+      if (worst > 1e-10) bad = 1
+    }
+    exit bad
+  }' "$log"
