@@ -70,7 +70,7 @@ PairDistspec::~PairDistspec()
 
 /* ----------------------------------------------------------------------
    pair_style distspec [spec FILE] [halo per_layer|expanded] [device cpu|cuda] [strict yes|no]
-                       [timing yes|no] [gpu_share yes|no]
+                       [gpu_share yes|no]
 ------------------------------------------------------------------------- */
 
 void PairDistspec::settings(int narg, char **arg)

@@ -18,7 +18,6 @@ struct DistspecSettings {
   Halo halo = Halo::per_layer;
   Device device = Device::cpu;
   bool strict = false;    // unknown helper records become errors
-  bool timing = false;    // print a distspec time breakdown after each run
   bool gpu_share = false;    // device cuda: let more ranks than GPUs share a node's GPUs (round-robin)
 
   // Parses the words after `pair_style distspec`; throws distspec::Error naming the keyword.
