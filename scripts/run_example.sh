@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${DISTSPEC_CACHE:-$HOME/.cache/distspec}
 # shellcheck source=/dev/null
 source "$CACHE/env.sh"
-example=${1:-${DISTSPEC_MAIN_EXAMPLE:-lj}}
+example=${1:-mpnn}
 cd "$here/examples/$example"
 # `plugin load libdistspec.so` finds the plugin through the loader path; LAMMPS_PLUGIN_PATH
 # lets LAMMPS auto-load it (as distspecplugin.so) at start-up.
