@@ -13,6 +13,7 @@ struct Architecture {
   std::unique_ptr<Model> (*make)(const ModelFile&, Device);
   void (*register_ops)(OpRegistry&);       // nullptr: the model registers no kernels
   void (*register_cuda_ops)(OpRegistry&);  // likewise, for Device::cuda
+  bool fp32 = false;                       // has fp32 kernels (else fp64 only)
 };
 
 #ifdef DISTSPEC_WITH_CUDA
@@ -29,7 +30,7 @@ const std::vector<Architecture>& architectures() {
       {"eam", eam::make_model, eam::register_ops, kEAMCuda},
       // The network runs on the tape (lib/distspec/tensor) on the cpu, as its own kernels on
       // cuda: no op of either is called through the dispatcher.
-      {"mpnn", mpnn::make_model, nullptr, nullptr},
+      {"mpnn", mpnn::make_model, nullptr, nullptr, true},
   };
   return list;
 }
@@ -46,8 +47,15 @@ const std::vector<std::string>& architecture_names() {
 }
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
-  for (const Architecture& a : architectures())
-    if (a.name == file.architecture) return a.make(file, device);
+  for (const Architecture& a : architectures()) {
+    if (a.name != file.architecture) continue;
+    // A precision the kernels do not have must not be ignored silently.
+    if (file.precision == "fp32" && !a.fp32)
+      throw Error(model_error_id::value, "/runtime/precision",
+                  "architecture '" + a.name + "' runs in fp64 only, fp32 was requested",
+                  "use precision fp64 (pair_style keyword or the model file's runtime.precision)", file.path);
+    return a.make(file, device);
+  }
   // parse_model_file only lets known architectures through; a ModelFile built in code may not.
   throw Error(model_error_id::value, "/architecture", "unknown architecture '" + file.architecture + "'",
               "expected one of " + join_names(architecture_names()), file.path);

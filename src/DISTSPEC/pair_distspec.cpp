@@ -70,7 +70,7 @@ PairDistspec::~PairDistspec()
 
 /* ----------------------------------------------------------------------
    pair_style distspec [spec FILE] [halo per_layer|expanded] [device cpu|cuda] [strict yes|no]
-                       [gpu_share yes|no]
+                       [precision fp64|fp32] [gpu_share yes|no]
 ------------------------------------------------------------------------- */
 
 void PairDistspec::settings(int narg, char **arg)
@@ -198,6 +198,7 @@ void PairDistspec::load_model(const std::string &model_path)
     const std::string bytes = read_file_on_rank0(lmp, model_path);
     model_file_ = std::make_unique<distspec::models::ModelFile>(
         distspec::models::parse_model_file(bytes, model_path, settings_.spec_file));
+    if (!settings_.precision.empty()) model_file_->precision = settings_.precision;
     model_ = distspec::models::make_model(*model_file_, model_device());
     outputs_ = OutputPlan::from_spec(model_file_->spec);
   });

@@ -53,10 +53,12 @@ DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
       s.device = value_of(words, i, {"cpu", "cuda"}) == "cuda" ? Device::cuda : Device::cpu;
     } else if (key == "strict") {
       s.strict = yes_no(words, i);
+    } else if (key == "precision") {
+      s.precision = value_of(words, i, {"fp64", "fp32"});
     } else if (key == "gpu_share") {
       s.gpu_share = yes_no(words, i);
     } else {
-      bad("unknown keyword '" + key + "'", "expected spec, halo, device, strict or gpu_share");
+      bad("unknown keyword '" + key + "'", "expected spec, halo, device, precision, strict or gpu_share");
     }
   }
   return s;

@@ -17,6 +17,7 @@ struct DistspecSettings {
   std::string spec_file;    // overrides the model file's spec when set
   Halo halo = Halo::per_layer;
   Device device = Device::cpu;
+  std::string precision;    // fp32 | fp64 overrides the model file's; empty keeps it
   bool strict = false;    // unknown helper records become errors
   bool gpu_share = false;    // device cuda: let more ranks than GPUs share a node's GPUs (round-robin)
 

@@ -58,7 +58,7 @@ std::string error_of(const std::string& pair_lines, const std::string& setup = k
 TEST(InputErrors, UnknownKeyword)
 {
   const std::string e = error_of("pair_style distspec colour blue\npair_coeff * * " + potential("lj_argon.json") + " Ar");
-  EXPECT_HAS(e, "pair_style distspec: unknown keyword 'colour'; expected spec, halo, device, strict or gpu_share");
+  EXPECT_HAS(e, "pair_style distspec: unknown keyword 'colour'; expected spec, halo, device, precision, strict or gpu_share");
 }
 
 TEST(InputErrors, KeywordValue)
@@ -174,6 +174,13 @@ TEST(InputErrors, CoeffWithoutWildcards)
 {
   const std::string e = error_of("pair_style distspec\npair_coeff 1 1 " + potential("lj_argon.json") + " Ar");
   EXPECT_FALSE(e.empty());
+}
+
+// Pair and EAM kernels are fp64 only: asking for fp32 is an error, not silently ignored.
+TEST(InputErrors, PrecisionTheModelDoesNotHave)
+{
+  const std::string e = error_of("pair_style distspec precision fp32\npair_coeff * * " + potential("lj_argon.json") + " Ar");
+  EXPECT_HAS(e, "/runtime/precision: architecture 'lj' runs in fp64 only, fp32 was requested");
 }
 
 }  // namespace

@@ -94,6 +94,21 @@ INSTANTIATE_TEST_SUITE_P(
                       MpnnCase{"cuni_L2", kCopper + "set type 1 type/fraction 2 0.4 5512\n", "cuni_mpnn_L2.json", "Cu Ni"}),
     [](const ::testing::TestParamInfo<MpnnCase>& info) { return info.param.name; });
 
+// fp32 kernels (energy, forces and virial accumulated in fp64) track fp64. Bounds: 1e-6 relative
+// energy, 1e-4 of the largest force / virial component: fp32 carries 7 digits, and per-edge
+// rounding adds up over ~80 neighbours.
+TEST(MpnnPrecision, Fp32TracksFp64)
+{
+  const std::string pair = "pair_coeff * * " + potential("cu_mpnn_L2.json") + " Cu Cu";
+  const dt::Observables fp64 = dt::evaluate(kCopper, "pair_style distspec\n" + pair);
+  const dt::Observables fp32 = dt::evaluate(kCopper, "pair_style distspec precision fp32\n" + pair);
+  const dt::Deviation d = dt::compare(fp32, fp64);
+  EXPECT_LT(d.pe, 1e-6) << dt::describe(d);
+  EXPECT_LT(d.forces, 1e-4) << dt::describe(d);
+  EXPECT_LT(d.virial, 1e-4) << dt::describe(d);
+  EXPECT_GT(d.forces, 0.0) << "fp32 must actually run in fp32";
+}
+
 // gather_mode "local" never refreshes halo rows: a multi-layer model would read stale neighbour
 // features. The style refuses to run rather than return wrong numbers.
 TEST(MpnnSpec, LocalGatherIsReportedAsWrong)
