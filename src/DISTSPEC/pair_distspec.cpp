@@ -302,18 +302,7 @@ void PairDistspec::compute(int eflag, int vflag)
 {
   ev_init(eflag, vflag);
   build_graph();
-  dispatcher_->reset_stats();
-  distspec::models::OutputRequest request;
-  request.energy_rows = eflag_atom != 0;
-  request.virial = vflag_global != 0;
-  request.virial_rows = vflag_atom != 0;
-  try {
-    model_->compute(graph_, *dispatcher_, request, result_);
-  } catch (const distspec::Error &e) {
-    // A rank-local failure in the middle of a step: stop every rank rather than leave the
-    // others waiting in the next exchange.
-    error->one(FLERR, std::string("pair_style distspec: ") + e.what());
-  }
+  run_model("distspec");
   write_back(eflag, vflag);
   if (report_pending_) log_halo_report();
 }
@@ -335,6 +324,23 @@ void PairDistspec::log_halo_report()
                              "feature bytes per step {:.0f} (max {:.0f} per rank)\n",
                              DistspecSettings::name(settings_.halo), sum[0], min[0], max[0], sum[1], min[1], max[1],
                              st.forward, st.reverse, st.all_reduce, sum[2], max[2]));
+}
+
+// The model on the graph of this step, asked for what the ev flags request.
+void PairDistspec::run_model(const char *style)
+{
+  dispatcher_->reset_stats();
+  distspec::models::OutputRequest request;
+  request.energy_rows = eflag_atom != 0;
+  request.virial = vflag_global != 0;
+  request.virial_rows = vflag_atom != 0;
+  try {
+    model_->compute(graph_, *dispatcher_, request, result_);
+  } catch (const distspec::Error &e) {
+    // A rank-local failure in the middle of a step: stop every rank rather than leave the
+    // others waiting in the next exchange.
+    error->one(FLERR, std::string("pair_style ") + style + ": " + e.what());
+  }
 }
 
 // Rows [owned | halo] = LAMMPS atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).

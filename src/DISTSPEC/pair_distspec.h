@@ -59,6 +59,7 @@ class PairDistspec : public Pair {
   void load_model(const std::string &model_path);
   void build_graph();
   void rebuild_edges();
+  void run_model(const char *style);
   void write_back(int eflag, int vflag);
   void log_setup() const;
   void log_halo_report();

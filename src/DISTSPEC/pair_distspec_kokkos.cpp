@@ -124,18 +124,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
 
   // Model: its kernels get raw pointers of the views; halo refreshes come back through the comm
   // callbacks.
-  dispatcher_->reset_stats();
-  distspec::models::OutputRequest request;
-  request.energy_rows = eflag_atom != 0;
-  request.virial = vflag_global != 0;
-  request.virial_rows = vflag_atom != 0;
-  try {
-    model_->compute(graph_, *dispatcher_, request, result_);
-  } catch (const distspec::Error &e) {
-    // A rank-local failure in the middle of a step: stop every rank rather than leave the
-    // others waiting in the next exchange.
-    error->one(FLERR, std::string("pair_style distspec/kk: ") + e.what());
-  }
+  run_model("distspec/kk");
 
   write_back_views();
   atomKK->modified(execution_space, (eflag || vflag) ? datamask_modify : F_MASK);
