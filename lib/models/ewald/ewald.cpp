@@ -1,0 +1,182 @@
+#include "models/ewald/ewald.h"
+
+#include <map>
+
+#include "distspec/error.h"
+#include "models/edge_kernel.h"
+#include "models/ewald/ewald_kspace.h"
+#include "models/model_file.h"
+
+namespace distspec::models::ewald {
+namespace {
+
+// The model on the CPU. Per step:
+//   k-vectors of the cell (host; recomputed when the cell changes)
+//   stage 1: the structure factor of the owned rows, summed over ranks by the spec's adapter
+//   neutrality check on the global total charge (the same number on every rank)
+//   stage 2: k-space energy, forces and virial of the owned rows
+//   real space: erfc pairs over the edge list (receivers are owned rows)
+class EwaldModel final : public Model {
+ public:
+  EwaldModel(ModelInfo info, Params params) : info_(std::move(info)), params_(params) {}
+
+  const ModelInfo& info() const override { return info_; }
+
+  void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
+               ModelOutputs& out) override {
+    const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
+    out.reset(n, request);
+    kvectors_.update(graph, params_.kmax);
+    model_charges(graph, charges_);
+    const std::size_t n_k = kvectors_.count();
+    const double alpha = params_.alpha;
+
+    // Stage 1 on every row; the spec's slice_owned keeps the owned ones, all_reduce_sum sums ranks.
+    real_sf_.assign(n_k, 0.0);
+    imag_sf_.assign(n_k, 0.0);
+    double total_charge = 0.0;
+    std::vector<TensorRef> kspace{TensorRef::of(graph.positions, n, 3), TensorRef::of(charges_.data(), n),
+                                  TensorRef::of(kvectors_.cell().data(), 3, 3),
+                                  TensorRef::of(kvectors_.vectors().data(), n_k, 3), TensorRef::of(&alpha, 1)};
+    dispatch.call(kStructureFactorsOp, kspace,
+                  {TensorRef::of(real_sf_.data(), n_k), TensorRef::of(imag_sf_.data(), n_k), TensorRef::of(&total_charge, 1)},
+                  nullptr);
+    check_neutral(total_charge);
+
+    // Stage 2 on the owned rows (the first n_owned of each per-row block).
+    std::vector<double>& energy_rows = request.energy_rows ? out.energy_rows : scratch_energy_;
+    energy_rows.assign(n, 0.0);
+    const bool virial = request.virial || request.virial_rows;
+    kspace[0].rows = kspace[1].rows = n_owned;
+    std::vector<TensorRef> args = kspace;
+    args.insert(args.end(), {TensorRef::of(real_sf_.data(), n_k), TensorRef::of(imag_sf_.data(), n_k),
+                             TensorRef::of(&total_charge, 1)});
+    dispatch.call(kReciprocalOp, args,
+                  {TensorRef::of(energy_rows.data(), n_owned), TensorRef::of(out.forces.data(), n_owned, 3),
+                   TensorRef::of(out.virial.data(), virial ? 6 : 0),
+                   TensorRef::of(out.virial_rows.data(), request.virial_rows ? n_owned : 0, 6)},
+                  &params_);
+
+    // Real space.
+    std::vector<TensorRef> edges = edge_args(graph);
+    edges.push_back(TensorRef::of(charges_.data(), n));
+    dispatch.call(kRealSpaceOp, edges, pair_output_refs(out, energy_rows, true), &params_);
+    out.energy = owned_energy(energy_rows, n_owned);
+  }
+
+ private:
+  ModelInfo info_;
+  Params params_;
+  KVectors kvectors_;
+  std::vector<double> charges_, real_sf_, imag_sf_;
+  std::vector<double> scratch_energy_;  // per-row energy when the host does not want it
+};
+
+}  // namespace
+
+double coulomb_constant_of(const std::string& units) {
+  // LAMMPS update.cpp set_units(): force->qqr2e per units style.
+  static const std::map<std::string, double> qqr2e{{"lj", 1.0},        {"real", 332.06371},  {"metal", 14.399645},
+                                                   {"si", 8.9876e9},    {"cgs", 1.0},        {"electron", 1.0},
+                                                   {"micro", 8.987556e6}, {"nano", 230.7078669}};
+  const auto it = qqr2e.find(units);
+  if (it == qqr2e.end())
+    fail_value("/units", "no Coulomb constant is known for units '" + units + "'",
+               "give \"coulomb_constant\" under \"parameters\"");
+  return it->second;
+}
+
+Params parse_params(const Json& parameters, const std::string& units, int n_species, double cutoff) {
+  const Json& root = expect_object(parameters, "/parameters", {"alpha", "kmax", "erfc", "coulomb_constant"});
+  Params p;
+  p.n_species = n_species;
+  p.cutoff = cutoff;
+  p.cutsq = cutoff * cutoff;
+  p.alpha = expect_positive(require_member(root, "alpha", "/parameters",
+                                           "the splitting parameter, LAMMPS' g_ewald (kspace_modify gewald)"),
+                            "/parameters/alpha");
+  const Json& kmax = expect_array(require_member(root, "kmax", "/parameters",
+                                                 "[kx, ky, kz] as LAMMPS' kspace_modify kmax/ewald"),
+                                  "/parameters/kmax");
+  if (kmax.size() != 3)
+    fail_value("/parameters/kmax", "expected three integers [kx, ky, kz], found " + std::to_string(kmax.size()) + " value(s)");
+  for (int d = 0; d < 3; ++d) {
+    const std::string at = "/parameters/kmax/" + std::to_string(d);
+    p.kmax[d] = expect_int(kmax[d], at);
+    // LAMMPS' kmax/ewald takes 1 and up; 200 in each direction is already ~1.7e7 k-vectors.
+    if (p.kmax[d] < 1 || p.kmax[d] > 200)
+      fail_value(at, "expected an integer from 1 to 200, found " + std::to_string(p.kmax[d]),
+                 "the number of reciprocal cells along that box edge (kspace_modify kmax/ewald)");
+  }
+  if (const Json* erfc = find_member(root, "erfc"))
+    p.erfc = expect_choice(*erfc, "/parameters/erfc", {"exact", "lammps_polynomial"}) == "exact" ? Erfc::exact
+                                                                                                 : Erfc::lammps_polynomial;
+  if (const Json* c = find_member(root, "coulomb_constant"))
+    p.coulomb_constant = expect_positive(*c, "/parameters/coulomb_constant");
+  else
+    p.coulomb_constant = coulomb_constant_of(units);
+  return p;
+}
+
+void check_spec(const MLIPSpec& spec) {
+  const std::string hint = "adapt it as potentials/specs/ewald_halo.json does: arguments 0 and 1 slice_owned, outputs "
+                           "0, 1 and 2 all_reduce_sum";
+  const auto& ops = spec.core.custom_ops;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].op != kStructureFactorsOp) continue;
+    const std::string at = "/core/custom_ops/" + std::to_string(i);
+    for (int pos : {0, 1}) {
+      const auto t = ops[i].arg_transforms.find(pos);
+      if (t == ops[i].arg_transforms.end() || t->second != ArgTransform::slice_owned)
+        throw Error(error_id::value, at + "/arg_transforms",
+                    std::string("op '") + kStructureFactorsOp + "' needs argument " + std::to_string(pos) +
+                        " slice_owned, or every halo image of an atom would count as another atom",
+                    hint);
+    }
+    for (int pos : {0, 1, 2}) {
+      const auto t = ops[i].output_transforms.find(pos);
+      if (t == ops[i].output_transforms.end() || t->second != OutputTransform::all_reduce_sum)
+        throw Error(error_id::value, at + "/output_transforms",
+                    std::string("op '") + kStructureFactorsOp + "' needs output " + std::to_string(pos) +
+                        " all_reduce_sum, or each rank would see only its own atoms' structure factor",
+                    hint);
+    }
+    return;
+  }
+  throw Error(error_id::value, "/core/custom_ops",
+              std::string("the spec has no adapter for op '") + kStructureFactorsOp +
+                  "': the structure factor would count halo images and miss other ranks' atoms",
+              hint);
+}
+
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
+  ModelInfo info = info_from(file);
+  info.ops = {kStructureFactorsOp, kReciprocalOp, kRealSpaceOp};
+  info.reads_charges = true;
+  info.needs_periodic_cell = true;
+  try {
+    if (!file.parameters_file.empty())
+      fail_value("/parameters_file", "architecture 'ewald' takes its parameters inline", "put them under \"parameters\"");
+    Params params = parse_params(file.parameters, file.units, static_cast<int>(file.elements.size()), file.cutoff);
+    try {
+      check_spec(file.spec);
+    } catch (const Error& e) {
+      // Errors of a spec file name that file; those of an inline spec point under /spec.
+      if (file.spec_source != "inline") throw e.with_file(file.spec_source);
+      throw e.with_pointer_prefix("/spec");
+    }
+    if (device == Device::cuda) {
+#ifdef DISTSPEC_WITH_CUDA
+      return make_cuda_model(std::move(info), params);
+#else
+      throw_no_cuda("ewald");
+#endif
+    }
+    return std::make_unique<EwaldModel>(std::move(info), params);
+  } catch (const Error& e) {
+    if (!e.file().empty()) throw;
+    throw e.with_file(file.path);
+  }
+}
+
+}  // namespace distspec::models::ewald
