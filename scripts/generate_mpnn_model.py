@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Writes the TEST message-passing models of potentials/ (architecture "mpnn").
 
-    python3 scripts/generate_mpnn_model.py [--out potentials]
+    python3 scripts/generate_mpnn_model.py [--out potentials] [--layers N [N ...]]
 
 writes cu_mpnn_L2.json, cu_mpnn_L4.json (Cu) and cuni_mpnn_L2.json, cuni_mpnn_L4.json (Cu, Ni),
 and a byte-exact copy of the shared MLIPSpec halo preset as specs/mpnn_halo.json beside them.
+With --layers, it writes cu_mpnn_L<N>.json for each N instead (the benchmarks' depth series;
+L2 and L4 come out identical to those of potentials/).
 
 The networks are NOT trained. Their weights are drawn from a fixed-seed generator (Python's
 random.Random, seeded by SEED and the file name, so every run writes the same bytes) and
@@ -141,11 +143,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(here, "..", "potentials"), help="output folder")
     parser.add_argument("--spec", default=SPEC_SOURCE, help="the shared mpnn_halo_preset.json to copy")
+    parser.add_argument("--layers", type=int, nargs="+", help="write cu_mpnn_L<N>.json for these depths only")
     args = parser.parse_args()
+    models = [("cu_mpnn_L%d.json" % n, ["Cu"], n) for n in args.layers] if args.layers else MODELS
 
     os.makedirs(os.path.join(args.out, "specs"), exist_ok=True)
     shutil.copyfile(args.spec, os.path.join(args.out, "specs", "mpnn_halo.json"))
-    for name, elements, layers in MODELS:
+    for name, elements, layers in models:
         path = os.path.join(args.out, name)
         with open(path, "w") as f:
             f.write(dumps(model(name, elements, layers)))

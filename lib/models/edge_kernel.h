@@ -8,7 +8,9 @@
 //   3 offsets    (n_receivers + 1, i32) CSR: receiver r's senders are senders[offsets[r]..offsets[r+1])
 //   4 senders    (n_edges, i32)     any row
 // Edges come from a full neighbour list (with skin) over owned receivers, so each kernel
-// applies its own cutoff and puts everything an edge contributes on its receiver.
+// applies its own cutoff and puts everything an edge contributes on receivers only: on its own
+// receiver (for_each_edge), or, for a pair of receivers visited once, on both (for_each_pair).
+// Halo rows that are not receivers get nothing.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +49,56 @@ struct EdgeArgs {
       }
     }
   }
+
+  // f(i, j, del, rsq, both) once per pair of atoms, for kernels whose pair terms are symmetric,
+  // then done(i) after the last pair of receiver i (where the kernel adds what it summed for i
+  // in registers to i's row, as LAMMPS' pair styles do with fxtmp).
+  // A full list holds a pair of receivers twice (j -> i and i -> j): only the direction with
+  // i < j is visited, with `both` set, and the kernel puts the pair's terms on both atoms, as
+  // LAMMPS' half lists do; that halves the work on pairs of owned atoms. A pair whose sender is
+  // not a receiver (a halo row) is visited once, `both` false: its terms go on the receiver only.
+  template <class F, class Done>
+  void for_each_pair(F&& f, Done&& done) const {
+    // Receivers 0, 1, ..., n-1 (the owned rows of a per-layer step without NULL types, the
+    // common case): a sender is a receiver exactly when j < n, with no mask to read per edge.
+    bool leading_rows = true;
+    for (std::size_t r = 0; r < n_receivers; ++r) leading_rows &= receivers[r] == static_cast<int>(r);
+    if (leading_rows) {
+      const int n = static_cast<int>(n_receivers);
+      pairs_where(f, done, [n](int j) { return j < n; });
+      return;
+    }
+    std::vector<unsigned char> mask(n_rows, 0);
+    for (std::size_t r = 0; r < n_receivers; ++r) mask[static_cast<std::size_t>(receivers[r])] = 1;
+    pairs_where(f, done, [&mask](int j) { return mask[static_cast<std::size_t>(j)] != 0; });
+  }
+
+ private:
+  template <class F, class Done, class IsReceiver>
+  void pairs_where(F& f, Done& done, IsReceiver is_receiver) const {
+    for (std::size_t r = 0; r < n_receivers; ++r) {
+      const int i = receivers[r];
+      if (species[i] < 0) continue;
+      const double* xi = x + 3 * static_cast<std::size_t>(i);
+      for (int e = offsets[r]; e < offsets[r + 1]; ++e) {
+        const int j = senders[e];
+        const bool both = is_receiver(j);
+        if ((both && j < i) || species[j] < 0) continue;
+        const double* xj = x + 3 * static_cast<std::size_t>(j);
+        const double del[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
+        f(i, j, del, del[0] * del[0] + del[1] * del[1] + del[2] * del[2], both);
+      }
+      done(i);
+    }
+  }
+};
+
+// What one receiver gathers over its pairs before PairOutputs::flush adds it to its rows.
+struct ReceiverSums {
+  double energy = 0.0;
+  double force[3] = {0.0, 0.0, 0.0};
+  double virial[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};       // the receiver's half of its pairs
+  double virial_both[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};  // the other half of pairs visited once for both
 };
 
 // The five edge-list TensorRefs of a graph.
@@ -93,6 +145,47 @@ struct PairOutputs {
       for (int k = 0; k < 6; ++k) virial[k] += v[k];
     if (virial_rows)
       for (int k = 0; k < 6; ++k) virial_rows[6 * static_cast<std::size_t>(i) + k] += v[k];
+  }
+
+  // One pair from EdgeArgs::for_each_pair: the receiver's share into `sums` (see tally()); with
+  // `both`, j gets what tally() gives it from i -> j: the opposite force, the same half energy
+  // and the same half virial (even in del). kVirial false: the op has no virial outputs, and the
+  // virial sums stay out of the loop (and out of registers it needs).
+  template <bool kVirial>
+  void tally_pair(ReceiverSums& sums, int j, bool both, double half_energy, double fpair, const double del[3]) const {
+    sums.energy += half_energy;
+    for (int c = 0; c < 3; ++c) sums.force[c] += del[c] * fpair;
+    if (both) {
+      energy[j] += half_energy;
+      double* fj = forces + 3 * static_cast<std::size_t>(j);
+      for (int c = 0; c < 3; ++c) fj[c] -= del[c] * fpair;
+    }
+    if (!kVirial || (!virial && !virial_rows)) return;
+    const double h = 0.5 * fpair;
+    const double v[6] = {h * del[0] * del[0], h * del[1] * del[1], h * del[2] * del[2],
+                         h * del[0] * del[1], h * del[0] * del[2], h * del[1] * del[2]};
+    for (int k = 0; k < 6; ++k) sums.virial[k] += v[k];
+    if (!both) return;
+    for (int k = 0; k < 6; ++k) sums.virial_both[k] += v[k];
+    if (virial_rows)
+      for (int k = 0; k < 6; ++k) virial_rows[6 * static_cast<std::size_t>(j) + k] += v[k];
+  }
+
+  // Adds receiver i's sums to its rows and to the global virial, and clears them.
+  template <bool kVirial>
+  void flush(int i, ReceiverSums& sums) const {
+    energy[i] += sums.energy;
+    double* fi = forces + 3 * static_cast<std::size_t>(i);
+    for (int c = 0; c < 3; ++c) fi[c] += sums.force[c];
+    if (!kVirial) {
+      sums = ReceiverSums{};
+      return;
+    }
+    if (virial)
+      for (int k = 0; k < 6; ++k) virial[k] += sums.virial[k] + sums.virial_both[k];
+    if (virial_rows)
+      for (int k = 0; k < 6; ++k) virial_rows[6 * static_cast<std::size_t>(i) + k] += sums.virial[k];
+    sums = ReceiverSums{};
   }
 };
 

@@ -9,7 +9,8 @@
 namespace distspec::models::eam {
 namespace {
 
-// rho_i += rho_b(r_ij) for every edge j -> i within the cutoff.
+// rho_i += rho_b(r_ij) for every edge j -> i within the cutoff (each pair of receivers visited
+// once, giving rho_j its rho_a(r_ij) too).
 void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
   const auto& t = *static_cast<const Tables*>(state);
   expect_count(kDensityOp, "arguments", args.size(), kEdgeArgCount);
@@ -17,10 +18,20 @@ void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void*
   const EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species);
   double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], edges.n_rows, 1);
   const double cutsq = t.cutoff * t.cutoff;
-  edges.for_each_edge([&](int i, int j, const double*, double rsq) {
-    if (rsq >= cutsq) return;
-    rho[i] += spline_value(t.rhor[static_cast<std::size_t>(edges.species[j])], t.r_knot(std::sqrt(rsq)));
-  });
+  double rho_i = 0.0;
+  edges.for_each_pair(
+      [&](int i, int j, const double*, double rsq, bool both) {
+        if (rsq >= cutsq) return;
+        const int a = edges.species[i], b = edges.species[j];
+        const Knot k = t.r_knot(std::sqrt(rsq));
+        const double rho_b = spline_value(t.rhor[static_cast<std::size_t>(b)], k);
+        rho_i += rho_b;
+        if (both) rho[j] += a == b ? rho_b : spline_value(t.rhor[static_cast<std::size_t>(a)], k);
+      },
+      [&](int i) {
+        rho[i] += rho_i;
+        rho_i = 0.0;
+      });
 }
 
 // fp_i = F'_a(rho_i); energy_i += F_a(rho_i). Atoms of no species (< 0) embed nothing.
@@ -45,14 +56,12 @@ void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const voi
 }
 
 // Pair forces: psi'(r) = F'_i rho_b'(r) + F'_j rho_a'(r) + phi'(r), phi = z2r / r.
-void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& t = *static_cast<const Tables*>(state);
-  expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
-  const EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species);
-  const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
-  const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, outs.size() > 2);
+template <bool kVirial>
+void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const PairOutputs& o) {
   const double cutsq = t.cutoff * t.cutoff;
-  edges.for_each_edge([&](int i, int j, const double del[3], double rsq) {
+  // psi'(r) is symmetric in i and j: each pair of receivers once, its force on both.
+  ReceiverSums sums;
+  edges.for_each_pair([&](int i, int j, const double del[3], double rsq, bool both) {
     if (rsq >= cutsq) return;
     const int a = edges.species[i], b = edges.species[j];
     const double r = std::sqrt(rsq);
@@ -67,8 +76,19 @@ void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* 
     const double phi = z2 * recip;
     const double phip = z2p * recip - phi * recip;
     const double psip = fp[i] * rhojp + fp[j] * rhoip + phip;
-    o.tally(i, 0.5 * phi, -psip * recip, del);
-  });
+    o.tally_pair<kVirial>(sums, j, both, 0.5 * phi, -psip * recip, del);
+  }, [&](int i) { o.flush<kVirial>(i, sums); });
+}
+
+void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const auto& t = *static_cast<const Tables*>(state);
+  expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
+  const EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species);
+  const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
+  const bool virial = outs.size() > 2;
+  const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, virial);
+  if (virial) pair_forces<true>(t, edges, fp, o);
+  else pair_forces<false>(t, edges, fp, o);
 }
 
 }  // namespace

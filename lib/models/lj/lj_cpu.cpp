@@ -12,15 +12,19 @@ void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const
   expect_count(op, "arguments", args.size(), kEdgeArgCount);
   const EdgeArgs edges = unpack_edge_args(op, args, params.n_species);
   const PairOutputs o = unpack_pair_outputs(op, outs, edges.n_rows, kVirial);
-  edges.for_each_edge([&](int i, int j, const double del[3], double rsq) {
-    const PairCoeff& c = params.coeff(edges.species[i], edges.species[j]);
-    if (rsq >= c.cutsq) return;
-    const double r2inv = 1.0 / rsq;
-    const double r6inv = r2inv * r2inv * r2inv;
-    const double fpair = r6inv * (c.lj1 * r6inv - c.lj2) * r2inv;
-    const double energy = r6inv * (c.lj3 * r6inv - c.lj4) - c.offset;
-    o.tally(i, 0.5 * energy, fpair, del);
-  });
+  // Each pair once: LJ is symmetric in i and j (coeff(a, b) == coeff(b, a)).
+  ReceiverSums sums;
+  edges.for_each_pair(
+      [&](int i, int j, const double del[3], double rsq, bool both) {
+        const PairCoeff& c = params.coeff(edges.species[i], edges.species[j]);
+        if (rsq >= c.cutsq) return;
+        const double r2inv = 1.0 / rsq;
+        const double r6inv = r2inv * r2inv * r2inv;
+        const double fpair = r6inv * (c.lj1 * r6inv - c.lj2) * r2inv;
+        const double energy = r6inv * (c.lj3 * r6inv - c.lj4) - c.offset;
+        o.tally_pair<kVirial>(sums, j, both, 0.5 * energy, fpair, del);
+      },
+      [&](int i) { o.flush<kVirial>(i, sums); });
 }
 
 }  // namespace

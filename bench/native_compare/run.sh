@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# pair_style distspec against LAMMPS' hand-written styles: lj/cut (argon) and eam/alloy (copper)
+# at 4 000, 32 000 and 256 000 atoms on 1 and 2 MPI ranks. Each (model, size, ranks) is one LAMMPS
+# run alternating native and distspec segments (in.compare), so both see the same machine load;
+# the table gives medians over the repeats and the spread of the throughput ratio.
+#
+#   bench/native_compare/run.sh
+#
+# Environment: DISTSPEC_BUILD, DISTSPEC_LMP (bench/common.sh); BENCH_MODELS ("lj eam"),
+# BENCH_SIZES ("4000 32000 256000", each 4 n^3), BENCH_RANKS ("1 2"), BENCH_REPEATS (3),
+# BENCH_ATOM_STEPS (atom-steps per segment, 3e6: the step count follows from it),
+# BENCH_OUT (logs; build/bench/native_compare), BENCH_PLOT (bench/native_compare/native_compare.png).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../common.sh"
+
+models=${BENCH_MODELS:-lj eam}
+sizes=${BENCH_SIZES:-4000 32000 256000}
+ranks=${BENCH_RANKS:-1 2}
+repeats=${BENCH_REPEATS:-3}
+budget=${BENCH_ATOM_STEPS:-3000000}
+out=${BENCH_OUT:-$repo/build/bench/native_compare}
+plot=${BENCH_PLOT:-$here/native_compare.png}
+mkdir -p "$out"
+rm -f "$out"/log.*
+machine_line > "$out/machine.txt"
+
+for model in $models; do
+  for atoms in $sizes; do
+    n=$(python3 -c "print(round(($atoms / 4) ** (1 / 3)))")
+    # At least 20 steps a segment: enough for the medians to mean something at 256 000 atoms.
+    steps=$(( budget / atoms > 20 ? budget / atoms : 20 ))
+    for np in $ranks; do
+      echo "bench: $model, $((4 * n * n * n)) atoms, $np rank(s), $repeats x $steps steps per style" >&2
+      mpirun --oversubscribe -np "$np" "$DISTSPEC_LMP" -in "$here/in.compare" -log "$out/log.$model.$atoms.$np" \
+        -screen none -var plugin "$PLUGIN" -var pot "$repo/potentials" -var model "$model" -var n "$n" \
+        -var steps "$steps" -var repeats "$repeats"
+    done
+  done
+done
+python3 "$here/report.py" "$out" "$plot"
