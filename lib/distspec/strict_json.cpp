@@ -45,6 +45,16 @@ std::string nlohmann_reason(const std::string& what) {
   return text;
 }
 
+// "NaN", "Infinity" or "-Infinity" where the parser stopped, or "". JSON has no such numbers,
+// but Python's json.dumps writes them for non-finite floats, so a generated file may hold them.
+std::string non_finite_literal(std::string_view bytes, std::size_t offset) {
+  const std::string_view rest = bytes.substr(std::min(offset, bytes.size()));
+  if (rest.rfind("NaN", 0) == 0) return "NaN";
+  if (rest.rfind("Infinity", 0) == 0) return offset > 0 && bytes[offset - 1] == '-' ? "-Infinity" : "Infinity";
+  if (rest.rfind("-Infinity", 0) == 0) return "-Infinity";
+  return {};
+}
+
 // SAX handler that builds an ordered_json while tracking the JSON pointer of the value being
 // read, so duplicate keys, excess depth and overflow can be reported where they occur. On a
 // problem it records the Error and returns false, which stops nlohmann's parser cleanly.
@@ -96,6 +106,22 @@ class TreeBuilder {
       return fail(error_id::parse, pointer,
                   "invalid UTF-8 " + where(bytes_, bad) + ": byte " + byte,
                   "the file must be UTF-8 encoded");
+    }
+    // nlohmann rejects an overflowing number before number_float() sees it: name its pointer too.
+    constexpr std::string_view kOverflow = "number overflow parsing '";
+    const std::string reason = nlohmann_reason(ex.what());
+    if (const auto at = reason.find(kOverflow); at != std::string::npos) {
+      const auto start = at + kOverflow.size();
+      const std::string number = reason.substr(start, reason.find('\'', start) - start);
+      return fail(error_id::parse, pointer_of_next(),
+                  "number " + number + " " + where(bytes_, offset) + " is out of range",
+                  "the value must be a finite number a double can hold");
+    }
+    if (const std::string literal = non_finite_literal(bytes_, offset); !literal.empty()) {
+      return fail(error_id::parse, pointer_of_next(),
+                  "non-finite number " + literal + " " + where(bytes_, offset) + " is not JSON",
+                  "the value must be a finite number; Python's json writes NaN/Infinity for non-finite "
+                  "floats, so the program that wrote this file produced them: fix or regenerate it");
     }
     return fail(error_id::parse, pointer,
                 "invalid JSON " + where(bytes_, offset) + ": " + nlohmann_reason(ex.what()));

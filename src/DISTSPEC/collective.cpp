@@ -10,6 +10,7 @@
 
 #include "distspec/error.h"
 
+#include <filesystem>
 #include <fstream>
 #include <mpi.h>
 #include <sstream>
@@ -59,8 +60,12 @@ std::string LAMMPS_NS::read_file_on_rank0(LAMMPS *lmp, const std::string &path)
   std::string bytes;
   int ok = 1;
   if (lmp->comm->me == 0) {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
+    // ifstream opens a folder without complaint on Linux and reads it as empty: only a regular
+    // file will do.
+    std::error_code ec;
+    std::ifstream in;
+    if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+    if (in.is_open()) {
       std::ostringstream s;
       s << in.rdbuf();
       bytes = s.str();
@@ -71,7 +76,7 @@ std::string LAMMPS_NS::read_file_on_rank0(LAMMPS *lmp, const std::string &path)
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, lmp->world);
   if (!ok)
-    throw distspec::Error(distspec::error_id::io, "", "cannot open file",
+    throw distspec::Error(distspec::error_id::io, "", "cannot open file (missing, unreadable or not a regular file)",
                           "check the path (relative paths start from the directory LAMMPS runs in)", path);
   broadcast(bytes, 0, lmp->world);
   return bytes;

@@ -53,6 +53,9 @@ const char* const kShardFields = "expected one of positions, charges, atomic_num
 const char* const kPositions = R"(write positions as "0", "1", "2", ...)";
 const char* const kUtf8 = "the file must be UTF-8 encoded";
 const char* const kDuplicate = "each key may appear once in an object";
+const char* const kNonFinite =
+    "the value must be a finite number; Python's json writes NaN/Infinity for non-finite floats, so the program "
+    "that wrote this file produced them: fix or regenerate it";
 const std::string kArg0 = "/core/custom_ops/0/arg_transforms/";
 
 std::string nested(char open, std::size_t n) { return std::string(n, open); }
@@ -110,8 +113,14 @@ std::vector<Case> catalogue() {
        "string: "
        "surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF",
        ""},
-      {"number_overflow", R"({"version": 1e999})", parse, "",
-       "invalid JSON at byte 16 (line 1, column 17): number overflow parsing '1e999'", ""},
+      {"number_overflow", R"({"version": 1e999})", parse, "/version",
+       "number 1e999 at byte 16 (line 1, column 17) is out of range", "the value must be a finite number a double can hold"},
+      {"python_nan", R"({"version": 2, "core": {"policy": {"kind": "halo"}}, "x": [1, NaN]})", parse, "/x/1",
+       "non-finite number NaN at byte 62 (line 1, column 63) is not JSON", kNonFinite},
+      {"python_infinity", R"({"version": Infinity})", parse, "/version",
+       "non-finite number Infinity at byte 12 (line 1, column 13) is not JSON", kNonFinite},
+      {"python_negative_infinity", R"({"version": -Infinity})", parse, "/version",
+       "non-finite number -Infinity at byte 13 (line 1, column 14) is not JSON", kNonFinite},
       {"deep_nesting_in_spec", R"({"version": 2, "core": )" + nested('[', 100000), parse,
        "/core" + zeros(63), "JSON nested deeper than 64 levels", ""},
       {"deep_nesting_top_level", nested('[', 100000), parse, zeros(64),
