@@ -51,6 +51,14 @@ target_include_directories(distspec_lammps_headers SYSTEM INTERFACE
   "${LAMMPS_SOURCE_DIR}/src" "${LAMMPS_BUILD_DIR}/styles")
 target_compile_definitions(distspec_lammps_headers INTERFACE
   LAMMPS_${_sizes} LAMMPS_MEMALIGN=${LMP_LAMMPS_MEMALIGN} LMP_PLUGIN LAMMPS_VERSION_NUMBER=${LAMMPS_VERSION_NUMBER})
+# Pair::finish(), which Finish calls after a run (newer than 29 Sep 2021), is read
+# from pair.h rather than pinned to a release date; lammps_compat.h turns it into one macro.
+file(STRINGS "${LAMMPS_SOURCE_DIR}/src/pair.h" _pair_finish REGEX "virtual void finish\\(\\)")
+set(DISTSPEC_LAMMPS_PAIR_FINISH OFF)
+if(_pair_finish)
+  set(DISTSPEC_LAMMPS_PAIR_FINISH ON)
+  target_compile_definitions(distspec_lammps_headers INTERFACE DISTSPEC_LAMMPS_PAIR_FINISH=1)
+endif()
 if(LMP_LAMMPS_EXCEPTIONS OR LAMMPS_VERSION_NUMBER GREATER_EQUAL 20230208)
   target_compile_definitions(distspec_lammps_headers INTERFACE LAMMPS_EXCEPTIONS)
 endif()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up (Debian packages, LAMMPS 2021 + 2025 from Debian sources, the plugin) and
-# runs the whole suite: the sanitizer build of the core, a fuzz smoke run of the spec parser,
-# then ctest (unit tests, and integration tests on 1, 2 and 4 MPI ranks) against each LAMMPS.
+# runs the whole suite: the sanitizer build of the core, fuzz smoke runs of the spec and
+# model-file readers (30 s each), then ctest (unit tests, integration tests on 1, 2 and 4 MPI
+# ranks, the fault matrix on 1 to 8) against each LAMMPS.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -15,10 +16,18 @@ mapfile -t builds < <(./scripts/build.sh | tee /dev/stderr | sed -n 's/^BUILD //
 
 stage "core under AddressSanitizer + UndefinedBehaviorSanitizer"
 ./scripts/sanitize.sh
-stage "fuzz smoke run of the spec parser"
-./scripts/fuzz.sh "${DISTSPEC_FUZZ_SECONDS:-60}"
+stage "fuzz smoke runs of the spec and model-file readers"
+./scripts/fuzz.sh "${DISTSPEC_FUZZ_SECONDS:-30}" spec model
 
 status=0
+# The plugin and integration tests under ASan + UBSan (LAMMPS 2025): about 10 minutes to build
+# cold and 5 to run on 2 cores. DISTSPEC_SANITIZE_INTEGRATION=0 skips it.
+# shellcheck source=/dev/null
+source "${DISTSPEC_CACHE:-$HOME/.cache/distspec}/env.sh"
+if [ "${DISTSPEC_SANITIZE_INTEGRATION:-1}" != 0 ] && [ -n "${DISTSPEC_LAMMPS_2025:-}" ]; then
+  stage "plugin and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+  ./scripts/sanitize.sh integration || status=1
+fi
 for dir in "${builds[@]}"; do
   stage "ctest: $(basename "$dir")"
   ctest --test-dir "$dir" --output-on-failure --timeout 1200 || status=1

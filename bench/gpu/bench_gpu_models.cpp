@@ -16,8 +16,11 @@
 // IndexedHaloExchange through DeviceStagingHaloExchange (every exchange a round trip over PCIe
 // and a host loop: what a GPU model under a host communicator pays).
 //
+// With --device cpu the same systems run on DISTSPEC's CPU kernels (one core, host halo exchange,
+// wall-clock time): the CPU numbers beside the GPU's.
+//
 //   bench_gpu_models [--steps N] [--sizes 32000,256000,1000000] [--models lj,eam,mpnn2,mpnn4,mpnn4w]
-//                    [--precision fp64|fp32|both] [--halo device|staged]
+//                    [--precision fp64|fp32|both] [--halo device|staged] [--device cuda|cpu]
 // Model files come from $DISTSPEC_SOURCE_DIR/potentials (default: the source tree it was built from).
 #include <cuda_runtime_api.h>
 
@@ -240,29 +243,37 @@ int main(int argc, char** argv) {
   std::vector<std::string> wanted{"lj", "eam", "mpnn2", "mpnn4", "mpnn4w"};
   std::vector<std::string> precisions{"fp64", "fp32"};
   std::string halo_kind = "device";
+  std::string device_name = "cuda";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--steps") steps = std::max(1, std::atoi(value.c_str()));
     else if (key == "--sizes") sizes = split(value);
     else if (key == "--models") wanted = split(value);
     else if (key == "--halo") halo_kind = value;
+    else if (key == "--device") device_name = value;
     else if (key == "--precision") precisions = value == "both" ? std::vector<std::string>{"fp64", "fp32"} : split(value);
     else {
       std::fprintf(stderr, "unknown option %s\n", key.c_str());
       return 2;
     }
   }
+  const bool on_cpu = device_name == "cpu";
   std::string why;
-  if (!models::cuda::device_available(&why)) {
+  if (!on_cpu && !models::cuda::device_available(&why)) {
     std::printf("no CUDA device (%s): nothing to measure\n", why.c_str());
     return 0;
   }
   models::register_builtin_ops();
-  const double bandwidth = memcpy_bandwidth();
-  std::printf("device: %s\n", models::cuda::device_description().c_str());
-  std::printf("device-to-device cudaMemcpy: %.0f GB/s (bytes read + written)\n", bandwidth * 1e-9);
+  const double bandwidth = on_cpu ? 0.0 : memcpy_bandwidth();
+  if (on_cpu) {
+    std::printf("device: cpu, one core (%u hardware threads here build the neighbour lists)\n",
+                std::thread::hardware_concurrency());
+  } else {
+    std::printf("device: %s\n", models::cuda::device_description().c_str());
+    std::printf("device-to-device cudaMemcpy: %.0f GB/s (bytes read + written)\n", bandwidth * 1e-9);
+  }
   std::printf("%d timed steps after 3 warm-up steps; a step = compute() with forces and global virial\n", steps);
-  std::printf("halo exchange: %s\n\n", halo_kind == "staged" ? "IndexedHaloExchange on the host, staged through pinned memory"
+  std::printf("halo exchange: %s\n\n", on_cpu ? "IndexedHaloExchange on the host" : halo_kind == "staged" ? "IndexedHaloExchange on the host, staged through pinned memory"
                                                               : "DeviceIndexedHaloExchange (on the device)");
 
   const std::vector<ModelCase> cases{
@@ -300,11 +311,12 @@ int main(int argc, char** argv) {
             models::ModelFile file = models::read_model_file(source_dir() + "/potentials/" + m.file);
             if (m.mpnn) file.precision = precision;
             if (m.widen > 1) file.parameters = test::widen_mpnn_parameters(file.parameters, m.widen);
-            auto model = models::make_model(file, Device::cuda);
-            Dispatcher dispatch(file.spec.core, Device::cuda, model->info().ops, 1);
+            const Device device = on_cpu ? Device::cpu : Device::cuda;
+            auto model = models::make_model(file, device);
+            Dispatcher dispatch(file.spec.core, device, model->info().ops, 1);
             IndexedHaloExchange host_halo(lattice.n_owned, lattice.halo_owner);
             std::unique_ptr<DeviceIndexedHaloExchange> device_halo;
-            if (halo_kind == "staged") {
+            if (on_cpu || halo_kind == "staged") {
               dispatch.attach(host_halo);  // the model stages it (DeviceStagingHaloExchange)
             } else {
               device_halo = std::make_unique<DeviceIndexedHaloExchange>(lattice.n_owned, lattice.halo_owner);
@@ -313,7 +325,17 @@ int main(int argc, char** argv) {
             const models::AtomGraph graph = lattice.graph();
             const models::OutputRequest request{false, true, false};
             models::ModelOutputs out;
-            for (int s = 0; s < 3; ++s) model->compute(graph, dispatch, request, out);
+            for (int s = 0; s < (on_cpu ? 1 : 3); ++s) model->compute(graph, dispatch, request, out);
+            if (on_cpu) {
+              const auto begin = Clock::now();
+              for (int s = 0; s < steps; ++s) model->compute(graph, dispatch, request, out);
+              row.ms = std::chrono::duration<double, std::milli>(Clock::now() - begin).count() / steps;
+              std::printf("  %-13s %-5s %9zu atoms: %9.3f ms/step (cpu), E/N = %.6f eV\n", m.label.c_str(),
+                          precision.c_str(), row.atoms, row.ms, out.energy / row.atoms);
+              std::fflush(stdout);
+              rows.push_back(std::move(row));
+              continue;
+            }
             cudaEvent_t start, stop;
             cudaEventCreate(&start);
             cudaEventCreate(&stop);
@@ -366,6 +388,7 @@ int main(int argc, char** argv) {
                 r.edges, r.ms, r.kernel_ms, steps_per_s * r.atoms, steps_per_s * 86400.0 * 1e-6);
   }
 
+  if (on_cpu) return 0;
   std::printf("\nhottest kernels (per step; %% of the cudaMemcpy bandwidth %.0f GB/s)\n", bandwidth * 1e-9);
   std::printf("%-13s %-5s %9s %-42s %9s %11s %7s %11s %9s\n", "model", "prec", "atoms", "kernel", "ms", "stream GB/s",
               "%bw", "gather GB/s", "GFLOP/s");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -178,15 +179,49 @@ void check_topology(const AtomGraph& g, int n_species, const std::string& what, 
       bad_graph(what, "sender " + std::to_string(g.senders[k]) + " is not a row", hint);
 }
 
+// The graph as the host can read it: `g` itself, or, when its arrays live in device memory (the
+// KOKKOS style under a CUDA execution space hands over its views' pointers), a host copy of its
+// topology. Made only when the topology changed, so a device-resident host pays one download per
+// reneighbouring for the index checks.
+const AtomGraph& host_readable(const AtomGraph& g, std::size_t n_edges, HostTopology& mirror) {
+  const int* arrays[] = {g.species, g.receivers, g.offsets, g.senders};
+  if (std::none_of(std::begin(arrays), std::end(arrays), [](const int* p) { return is_device_pointer(p); })) return g;
+  auto copy = [](const int* from, std::size_t n, std::vector<int>& to) -> const int* {
+    if (!from) return nullptr;
+    to.resize(n);
+    if (n) check(cudaMemcpy(to.data(), from, n * sizeof(int), cudaMemcpyDefault), "cudaMemcpy (topology check)");
+    return to.data();
+  };
+  mirror.graph = g;
+  mirror.graph.species = copy(g.species, g.n_rows(), mirror.species);
+  mirror.graph.receivers = copy(g.receivers, g.n_receivers, mirror.receivers);
+  mirror.graph.offsets = copy(g.offsets, g.n_receivers ? g.n_receivers + 1 : 0, mirror.offsets);
+  mirror.graph.senders = copy(g.senders, n_edges, mirror.senders);
+  mirror.graph.positions = nullptr;  // never read by the checks
+  return mirror.graph;
+}
+
+// offsets[n_receivers], read wherever the offsets live.
+std::size_t edge_count(const AtomGraph& g) {
+  if (!g.n_receivers) return 0;
+  int last = 0;
+  if (is_device_pointer(g.offsets))
+    check(cudaMemcpy(&last, g.offsets + g.n_receivers, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy (edge count)");
+  else
+    last = g.offsets[g.n_receivers];
+  return static_cast<std::size_t>(std::max(last, 0));
+}
+
 }  // namespace
 
 bool DeviceGraph::upload(const AtomGraph& g, int n_species, const std::string& what, const std::string& hint) {
-  const std::size_t edges = g.n_receivers ? static_cast<std::size_t>(std::max(g.offsets[g.n_receivers], 0)) : 0;
+  const std::size_t edges = edge_count(g);
   const bool same = uploaded_ && g.topology_generation != 0 && g.topology_generation == generation_ &&
                     g.n_owned == n_owned && g.n_halo == n_halo && g.n_receivers == n_receivers && edges == n_edges;
+  // cudaMemcpyDefault: from host memory, or device to device for a device-resident host.
   x.upload(g.positions, 3 * g.n_rows());
   if (same) return false;
-  check_topology(g, n_species, what, hint);
+  check_topology(host_readable(g, edges, mirror_), n_species, what, hint);
   n_owned = g.n_owned;
   n_halo = g.n_halo;
   n_rows = g.n_rows();

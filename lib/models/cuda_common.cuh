@@ -100,10 +100,17 @@ TensorRef device_ref(T* data, std::size_t rows, std::size_t cols = 1) {
 // The hint of the CPU edge kernels' argument errors (edge_kernel.cpp), for the same errors here.
 inline constexpr char kOpArgsHint[] = "see the op's argument layout in its model header";
 
+// A host copy of a device-resident graph's topology, for the index checks (DeviceGraph).
+struct HostTopology {
+  AtomGraph graph;
+  std::vector<int> species, receivers, offsets, senders;
+};
+
 // The device copy of an AtomGraph. Positions go up at every call; species, receivers, offsets
 // and senders only when the host's topology_generation differs from the last upload's (or is
 // 0, or a row or edge count changed), after a host-side check of every index: device kernels
-// trust indices, so a host bug is an error here rather than a wild read there.
+// trust indices, so a host bug is an error here rather than a wild read there. The graph's
+// arrays may live in host or in device memory (copies then run device to device).
 class DeviceGraph {
  public:
   // `what` starts error messages and `hint` ends them, as the CPU model words its own ("op
@@ -120,6 +127,7 @@ class DeviceGraph {
  private:
   std::uint64_t generation_ = 0;
   bool uploaded_ = false;
+  HostTopology mirror_;  // of a device-resident graph, for the checks
 };
 
 // The transpose of a DeviceGraph's edge list, for kernels that gather what each row sends

@@ -33,6 +33,12 @@ struct AtomGraph {
   // uploads them only then; positions are uploaded every call. 0 means "unknown": device
   // models then upload the topology at every call.
   std::uint64_t topology_generation = 0;
+  // The simulation cell, for models that sum over periodic images (Ewald): rows are the lattice
+  // vectors a, b, c (LAMMPS: a = (xprd, 0, 0), b = (xy, yprd, 0), c = (xz, yz, zprd)), and which
+  // of x, y, z are periodic. has_cell false: the host gives none.
+  bool has_cell = false;
+  std::array<double, 9> cell{};
+  std::array<bool, 3> periodic{};
 
   std::size_t n_rows() const { return n_owned + n_halo; }
 };
@@ -70,7 +76,16 @@ struct ModelInfo {
   int comm_width = 0;                // widest node row exchanged per atom (doubles)
   std::vector<std::string> ops;      // qualnames the model calls through the dispatcher
   bool reads_charges = false;        // needs per-row charges (promoted by the spec's shard_fields)
+  // Forces on owned rows are partial: halo rows hold parts that belong to their owners (pair
+  // and many-body kernels over the edges j -> i push -dE/dx_j onto senders). A spec that
+  // declares forces owned-only would drop those parts, so the host refuses it.
+  bool forces_on_halo_rows = false;
+  bool needs_periodic_cell = false;  // sums over periodic images: AtomGraph::cell, periodic in x, y, z
 };
+
+struct ModelFile;
+// The fields every model takes from its file as they are: architecture, units, cutoff, elements.
+ModelInfo info_from(const ModelFile& file);
 
 // Throws distspec::Error (model.device): a model was asked for on cuda in a build without CUDA.
 [[noreturn]] void throw_no_cuda(const std::string& architecture);

@@ -12,5 +12,9 @@ inline constexpr char io[] = "model.io";                    // a referenced file
 inline constexpr char table[] = "model.table";              // a LAMMPS potential file is malformed
 inline constexpr char op_args[] = "model.op_args";          // an op got arguments of the wrong shape
 inline constexpr char device[] = "model.device";            // no CUDA build or device, or a CUDA call failed
+// The system cannot run under the model (its cell, its net charge). Raised only from quantities
+// every rank shares (the box, an all-reduced sum), so every rank raises it together and a host
+// may stop them collectively.
+inline constexpr char system[] = "model.system";
 
 }  // namespace distspec::models::model_error_id

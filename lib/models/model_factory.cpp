@@ -2,6 +2,7 @@
 
 #include "distspec/error.h"
 #include "models/eam/eam.h"
+#include "models/ewald/ewald.h"
 #include "models/lj/lj.h"
 #include "models/mpnn/mpnn.h"
 
@@ -19,9 +20,11 @@ struct Architecture {
 #ifdef DISTSPEC_WITH_CUDA
 constexpr void (*kLJCuda)(OpRegistry&) = lj::register_cuda_ops;
 constexpr void (*kEAMCuda)(OpRegistry&) = eam::register_cuda_ops;
+constexpr void (*kEwaldCuda)(OpRegistry&) = ewald::register_cuda_ops;
 #else
 constexpr void (*kLJCuda)(OpRegistry&) = nullptr;
 constexpr void (*kEAMCuda)(OpRegistry&) = nullptr;
+constexpr void (*kEwaldCuda)(OpRegistry&) = nullptr;
 #endif
 
 const std::vector<Architecture>& architectures() {
@@ -31,6 +34,7 @@ const std::vector<Architecture>& architectures() {
       // The network runs on the tape (lib/distspec/tensor) on the cpu, as its own kernels on
       // cuda: no op of either is called through the dispatcher.
       {"mpnn", mpnn::make_model, nullptr, nullptr, true},
+      {"ewald", ewald::make_model, ewald::register_ops, kEwaldCuda},
   };
   return list;
 }

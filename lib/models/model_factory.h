@@ -13,7 +13,7 @@
 
 namespace distspec::models {
 
-// The architectures make_model knows ("lj", "eam", "mpnn").
+// The architectures make_model knows ("lj", "eam", "mpnn", "ewald").
 const std::vector<std::string>& architecture_names();
 
 // Builds the model the file describes, running on `device`; parameter errors point into the

@@ -10,6 +10,9 @@
 #ifdef LMP_KOKKOS
 #include "pair_distspec_kokkos.h"
 #endif
+#if !DISTSPEC_PAIR_HAS_FINISH
+#include "fix_distspec_timing.h"
+#endif
 
 using namespace LAMMPS_NS;
 
@@ -27,6 +30,13 @@ template <class DeviceType> Pair *distspec_kokkos_creator(LAMMPS *lmp)
 }
 #endif
 
+#if !DISTSPEC_PAIR_HAS_FINISH
+Fix *timing_fix_creator(LAMMPS *lmp, int narg, char **arg)
+{
+  return new FixDistspecTiming(lmp, narg, arg);
+}
+#endif
+
 }    // namespace
 
 extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *lmp, void *handle, void *regfunc)
@@ -36,7 +46,11 @@ extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *l
   plugin.version = LAMMPS_VERSION;
   plugin.style = "pair";
   plugin.name = "distspec";
+#ifdef DISTSPEC_WITH_CUDA
+  plugin.info = "DISTSPEC: spec-driven distributed ML potentials (CPU, CUDA)";
+#else
   plugin.info = "DISTSPEC: spec-driven distributed ML potentials (CPU)";
+#endif
   plugin.author = "DISTSPEC developers";
   plugin.creator.v1 = reinterpret_cast<lammpsplugin_factory1 *>(&distspec_creator);
   plugin.handle = handle;
@@ -51,6 +65,15 @@ extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *l
   (*register_plugin)(&plugin, lmp);
   plugin.name = "distspec/kk/host";
   plugin.creator.v1 = reinterpret_cast<lammpsplugin_factory1 *>(&distspec_kokkos_creator<LMPHostType>);
+  (*register_plugin)(&plugin, lmp);
+#endif
+
+#if !DISTSPEC_PAIR_HAS_FINISH
+  // The end-of-run hook of `timing yes` where LAMMPS calls no Pair::finish().
+  plugin.style = "fix";
+  plugin.name = FixDistspecTiming::kStyle;
+  plugin.info = "DISTSPEC: end-of-run timing report of pair_style distspec (added by the style)";
+  plugin.creator.v2 = reinterpret_cast<lammpsplugin_factory2 *>(&timing_fix_creator);
   (*register_plugin)(&plugin, lmp);
 #endif
 }

@@ -15,6 +15,15 @@
 #error "LAMMPS_VERSION_NUMBER must be defined by the build (see cmake/DistspecLAMMPS.cmake)"
 #endif
 
+// The end of a run: LAMMPS' Finish calls Pair::finish() where Pair has it (newer than 29 Sep
+// 2021; CMake reads pair.h and defines DISTSPEC_LAMMPS_PAIR_FINISH). Where it does not, the
+// post_run() of an internal fix (fix_distspec_timing.h) stands in.
+#ifdef DISTSPEC_LAMMPS_PAIR_FINISH
+#define DISTSPEC_PAIR_HAS_FINISH 1
+#else
+#define DISTSPEC_PAIR_HAS_FINISH 0
+#endif
+
 namespace LAMMPS_NS {
 namespace distspec_compat {
 

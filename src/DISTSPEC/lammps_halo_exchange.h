@@ -3,6 +3,9 @@
    Owned rows are atoms [0, nlocal), halo rows are ghosts [nlocal, nlocal+nghost). Forward and
    reverse run through the pair style's comm callbacks, so they follow LAMMPS' own swap pattern
    (several swaps per dimension for thin subdomains, periodic self-images included).
+
+   Rows of a CUDA model stay in GPU memory (set_device_rows): the callbacks pack and unpack the
+   listed rows with CUDA kernels, so only the rows LAMMPS sends cross PCIe.
 ------------------------------------------------------------------------- */
 
 #ifndef LMP_DISTSPEC_LAMMPS_HALO_EXCHANGE_H
@@ -10,8 +13,13 @@
 
 #include "distspec/halo/halo_exchange.h"
 
+#include <memory>
 #include <mpi.h>
 #include <vector>
+
+namespace distspec {
+class DeviceRowPacker;
+}
 
 namespace LAMMPS_NS {
 
@@ -20,7 +28,8 @@ class LAMMPS;
 
 class LammpsHaloExchange final : public distspec::HaloExchange {
  public:
-  LammpsHaloExchange(LAMMPS *lmp, Pair *pair) : lmp_(lmp), pair_(pair) {}
+  LammpsHaloExchange(LAMMPS *lmp, Pair *pair);
+  ~LammpsHaloExchange() override;
 
   // Row counts of the current step.
   void resize(std::size_t n_owned, std::size_t n_halo)
@@ -30,6 +39,11 @@ class LammpsHaloExchange final : public distspec::HaloExchange {
   }
   // The widest row one exchange may carry; the pair style's comm_forward / comm_reverse.
   void set_max_width(int width) { max_width_ = width; }
+
+  // Whether the model hands over rows in GPU memory (a CUDA model). Host rows are still accepted.
+  void set_device_rows(bool on);
+  bool accepts_device_rows() const override { return device_rows_; }
+  void settle() override;
 
   std::size_t n_owned() const override { return n_owned_; }
   std::size_t n_halo() const override { return n_halo_; }
@@ -49,6 +63,7 @@ class LammpsHaloExchange final : public distspec::HaloExchange {
 
  private:
   void check_width(int width) const;
+  void bind(double *data, int width);
 
   LAMMPS *lmp_;
   Pair *pair_;
@@ -58,7 +73,10 @@ class LammpsHaloExchange final : public distspec::HaloExchange {
   // The block in flight: fp32 blocks travel as fp64 so reverse sums accumulate in fp64.
   double *block_ = nullptr;
   int width_ = 0;
+  bool block_on_device_ = false;
   std::vector<double> staging_;
+  bool device_rows_ = false;
+  std::unique_ptr<distspec::DeviceRowPacker> packer_;    // with device rows
 };
 
 }    // namespace LAMMPS_NS

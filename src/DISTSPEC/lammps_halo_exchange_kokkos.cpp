@@ -14,7 +14,24 @@
 
 #include <string>
 
+#ifdef DISTSPEC_WITH_CUDA
+#include "distspec/halo/device_staging.h"
+#endif
+
 using namespace LAMMPS_NS;
+
+namespace {
+// Whether a model handed over device memory; without CUDA kernels every model's values are host memory.
+bool distspec_device_values(const double *values)
+{
+#ifdef DISTSPEC_WITH_CUDA
+  return distspec::is_device_pointer(values);
+#else
+  (void) values;
+  return false;
+#endif
+}
+}    // namespace
 
 template <class DeviceType> int LammpsHaloExchangeKokkos<DeviceType>::n_ranks() const
 {
@@ -126,9 +143,17 @@ template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::reverse(d
   DeviceType().fence();
 }
 
-// The values are the model's per-rank scalars (energy and virial partials): host memory.
+// The values are a model's per-rank partial sums: host memory, or, from a CUDA model, device
+// memory, which goes through the host (MPI need not be CUDA-aware).
 template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::all_reduce_sum(double *values, std::size_t n)
 {
+  if (!kHostReadable && distspec_device_values(values)) {
+    using Values = Kokkos::View<double *, DeviceType, Unmanaged>;
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Values(values, n));
+    MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, lmp_->world);
+    Kokkos::deep_copy(Values(values, n), host);
+    return;
+  }
   MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, lmp_->world);
 }
 

@@ -10,13 +10,17 @@
 #include "pair_distspec.h"
 
 #include "collective.h"
+#include "finite_outputs.h"
 #include "lammps_compat.h"
+#include "rank_agreement.h"
 
 #include "atom.h"
 #include "comm.h"
+#include "domain.h"
 #include "error.h"
 #include "force.h"
 #include "memory.h"
+#include "modify.h"
 #include "neigh_list.h"
 #include "neighbor.h"
 #include "update.h"
@@ -25,9 +29,14 @@
 #include "distspec/error.h"
 #include "distspec/spec/helper_record.h"
 #include "models/model_factory.h"
+#include "models/model_error.h"
 
 #include <algorithm>
 #include <cstring>
+
+#if !DISTSPEC_PAIR_HAS_FINISH
+#include "fix_distspec_timing.h"
+#endif
 
 #ifdef DISTSPEC_WITH_CUDA
 #include "models/cuda_runtime.h"
@@ -62,6 +71,10 @@ PairDistspec::PairDistspec(LAMMPS *lmp) : Pair(lmp), halo_(lmp, this)
 
 PairDistspec::~PairDistspec()
 {
+#if !DISTSPEC_PAIR_HAS_FINISH
+  const std::string hook = fmt::format("DISTSPEC_TIMING_{}", instance_me);
+  if (modify && modify->find_fix(hook) >= 0) modify->delete_fix(hook);
+#endif
   if (allocated) {
     memory->destroy(setflag);
     memory->destroy(cutsq);
@@ -75,11 +88,15 @@ PairDistspec::~PairDistspec()
 
 void PairDistspec::settings(int narg, char **arg)
 {
-  const auto before = settings_.device;
+  const auto before = settings_;
   run_collectively(lmp, "pair_style distspec", [&] { settings_ = DistspecSettings::parse(words_of(narg, arg)); });
   check_device();
-  // A re-issued pair_style keeps the pair_coeff model: rebuild it for the new device.
-  if (model_file_ && settings_.device != before)
+  timing_.enable(settings_.timing);
+  // A re-issued pair_style keeps the pair_coeff model: read it again under a new spec or
+  // precision (the old ones must not run silently), rebuild it for a new device.
+  if (model_file_ && (settings_.spec_file != before.spec_file || settings_.precision != before.precision))
+    load_model(std::string(model_file_->path));
+  else if (model_file_ && settings_.device != before.device)
     run_collectively(lmp, "pair_style distspec",
                      [&] { model_ = distspec::models::make_model(*model_file_, model_device()); });
 }
@@ -166,6 +183,11 @@ void PairDistspec::coeff(int narg, char **arg)
   for (int t = 1; t <= ntypes; ++t) {
     const std::string name = arg[2 + t];
     type_elements_[t] = name;
+    // NULL leaves a type to another style of a hybrid; alone, its atoms would feel no force.
+    if (name == "NULL" && force->pair == this)
+      error->all(FLERR, "pair_coeff distspec: atom type {} is NULL, but distspec is the only pair style: NULL leaves "
+                 "a type to another style of pair_style hybrid or hybrid/overlay. Map type {} to one of the elements of "
+                 "model file {}, or use a hybrid style", t, t, arg[2]);
     if (name == "NULL") continue;
     auto it = std::find(elements.begin(), elements.end(), name);
     if (it == elements.end()) {
@@ -201,6 +223,7 @@ void PairDistspec::load_model(const std::string &model_path)
     if (!settings_.precision.empty()) model_file_->precision = settings_.precision;
     model_ = distspec::models::make_model(*model_file_, model_device());
     outputs_ = OutputPlan::from_spec(model_file_->spec);
+    model_fingerprint_ = model_fingerprint(*model_file_);
   });
 }
 
@@ -212,9 +235,22 @@ void PairDistspec::init_style()
   const auto &info = model_->info();
   const auto &spec = model_file_->spec;
 
+  // Specs, parameter files and input words that differ by rank would hang or mix models.
+  Fingerprint run;
+  run.add(std::to_string(model_fingerprint_)).add(DistspecSettings::name(settings_.halo)).add(settings_.precision);
+  run.add(settings_.strict ? "strict" : "lenient").add(std::to_string(int(settings_.device)));
+  for (const auto &element : type_elements_) run.add(element);
+  require_same_on_every_rank(lmp, run.value(), model_file_->spec_source);
+
   if (info.units != update->unit_style)
     error->all(FLERR, "pair_style distspec: model file {} is in '{}' units, this run uses 'units {}'",
                model_file_->path, info.units, update->unit_style);
+
+  if (outputs_.forces_owned_only && info.forces_on_halo_rows)
+    error->all(FLERR, "pair_style distspec: spec {} lists 'forces' in owned_only_outputs, but model {} ({}) leaves "
+               "parts of each atom's force on the halo rows of other ranks: they would be dropped. Remove \"forces\" "
+               "from owned_only_outputs, or use the spec written for this model", model_file_->spec_source,
+               model_file_->path, info.architecture);
 
   // nvalchemi's default shard_fields name charges for every model; only a model that reads
   // them makes a missing charge field an error.
@@ -227,6 +263,38 @@ void PairDistspec::init_style()
     error->all(FLERR, "pair_style distspec: the spec's shard_fields promote 'charges' and model {} reads them, but "
                "atom style '{}' has no charge; use an atom style with charges (charge, full)",
                model_file_->path, atom->atom_style);
+
+  // An adapter for another model's op would be ignored: the spec was written for that model,
+  // and the transforms it meant for this one's ops are missing.
+  for (std::size_t k = 0; k < spec.core.custom_ops.size(); ++k) {
+    const std::string &op = spec.core.custom_ops[k].op;
+    if (std::find(info.ops.begin(), info.ops.end(), op) != info.ops.end()) continue;
+    // An op no kernel provides at all: the dispatcher reports it with the registered ops.
+    if (!distspec::OpRegistry::global().find(op, model_device())) continue;
+    std::string calls;
+    for (const auto &o : info.ops) calls += (calls.empty() ? "" : ", ") + o;
+    error->all(FLERR, "pair_style distspec: {}: /core/custom_ops/{}/op: the spec adapts op '{}', which model {} ({}) "
+               "never calls (it calls: {}); use the spec written for this model", model_file_->spec_source, k, op,
+               model_file_->path, info.architecture, calls.empty() ? "no op through the dispatcher" : calls);
+  }
+
+  // A model that sums over periodic images (Ewald) needs them in every direction.
+  if (info.needs_periodic_cell && domain->nonperiodic) {
+    const char *kind = "pfsm";
+    std::string boundary;
+    for (int d = 0; d < 3; ++d)
+      boundary += fmt::format("{}{}{}", d ? " " : "", kind[domain->boundary[d][0]], kind[domain->boundary[d][1]]);
+    error->all(FLERR, "pair_style distspec: model {} ({}) sums over periodic images and needs a box periodic in x, y "
+               "and z, this run has boundary {}; use boundary p p p", model_file_->path, info.architecture, boundary);
+  }
+  // Bonded neighbours are left out of LAMMPS' neighbour list by special_bonds, but a model that
+  // reads charges would still count their Coulomb energy in its other terms (Ewald's k-space).
+  if (info.reads_charges && atom->nbonds > 0 &&
+      (force->special_coul[1] != 1.0 || force->special_coul[2] != 1.0 || force->special_coul[3] != 1.0))
+    error->all(FLERR, "pair_style distspec: model {} reads charges, and this system has bonds with special_bonds coul "
+               "{} {} {}; excluded or scaled Coulomb pairs are not supported by this style. Use special_bonds coul "
+               "1.0 1.0 1.0, or pair_style coul/long with kspace_style ewald", model_file_->path,
+               force->special_coul[1], force->special_coul[2], force->special_coul[3]);
 
   // A one-layer model has nothing to expand: both strategies are the same computation.
   const int layers = info.message_passing_layers;
@@ -258,12 +326,26 @@ void PairDistspec::init_style()
   // The widest row one exchange carries: the model's features, or a per-atom virial fold.
   comm_forward = comm_reverse = std::max(info.comm_width, 6);
   halo_.set_max_width(comm_forward);
+  // A CUDA model's feature rows stay on the GPU: the exchange packs the rows LAMMPS sends there.
+  halo_.set_device_rows(model_device() == distspec::Device::cuda);
 
   distspec_compat::request_full_neighbor_list(neighbor, this, instance_me, expanded_);
   // The expanded shell: ghosts out to L cutoffs, without widening the neighbour list itself.
   if (expanded_) comm->cutghostuser = std::max(comm->cutghostuser, layers * info.cutoff + neighbor->skin);
   edges_built_at_ = -1;
+  if (settings_.timing) install_end_of_run_hook();
   log_setup();
+}
+
+// Where Finish calls Pair::finish(), that is the hook; elsewhere this style adds a fix whose
+// post_run() reports (once per style instance; the fix goes with the style).
+void PairDistspec::install_end_of_run_hook()
+{
+#if !DISTSPEC_PAIR_HAS_FINISH
+  const std::string id = fmt::format("DISTSPEC_TIMING_{}", instance_me);
+  if (modify->find_fix(id) < 0) modify->add_fix(fmt::format("{} all {}", id, FixDistspecTiming::kStyle));
+  static_cast<FixDistspecTiming *>(modify->fix[modify->find_fix(id)])->attach(this);
+#endif
 }
 
 double PairDistspec::init_one(int i, int j)
@@ -296,14 +378,33 @@ void PairDistspec::log_setup() const
 void PairDistspec::setup()
 {
   report_pending_ = true;
+  timing_.begin_run();
+}
+
+#if DISTSPEC_PAIR_HAS_FINISH
+// Called by Finish at the end of every run, beside LAMMPS' own timing table.
+void PairDistspec::finish()
+{
+  report_timing();
+}
+#endif
+
+void PairDistspec::report_timing()
+{
+  timing_.report(lmp, kokkosable ? "distspec/kk" : "distspec");
 }
 
 void PairDistspec::compute(int eflag, int vflag)
 {
   ev_init(eflag, vflag);
+  timing_.begin_step();
   build_graph();
   run_model("distspec");
+  require_finite_outputs(lmp, list, result_.energy, result_.forces.data(), graph_.n_rows(), "distspec",
+                         model_file_->path, model_->info().cutoff);
+  timing_.lap(RunTiming::checks);
   write_back(eflag, vflag);
+  timing_.end_step();
   if (report_pending_) log_halo_report();
 }
 
@@ -334,13 +435,22 @@ void PairDistspec::run_model(const char *style)
   request.energy_rows = eflag_atom != 0;
   request.virial = vflag_global != 0;
   request.virial_rows = vflag_atom != 0;
+  // The cell may change every step (fix npt, fix deform); both styles pass here.
+  graph_.has_cell = true;
+  graph_.cell = {domain->xprd, 0.0, 0.0, domain->xy, domain->yprd, 0.0, domain->xz, domain->yz, domain->zprd};
+  graph_.periodic = {domain->xperiodic != 0, domain->yperiodic != 0, domain->zperiodic != 0};
   try {
     model_->compute(graph_, *dispatcher_, request, result_);
   } catch (const distspec::Error &e) {
+    // Errors about the system itself come from quantities every rank shares (the box, a net
+    // charge after an all-reduce): every rank raises them, so every rank stops together.
+    if (e.id() == distspec::models::model_error_id::system)
+      error->all(FLERR, std::string("pair_style ") + style + ": " + e.what());
     // A rank-local failure in the middle of a step: stop every rank rather than leave the
     // others waiting in the next exchange.
     error->one(FLERR, std::string("pair_style ") + style + ": " + e.what());
   }
+  timing_.lap_model(dispatcher_->stats().seconds);
 }
 
 // Rows [owned | halo] = LAMMPS atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).
@@ -363,9 +473,12 @@ void PairDistspec::build_graph()
   graph_.species = promoted("atomic_numbers") ? species_.data() : nullptr;
   graph_.charges = (promoted("charges") && atom->q_flag) ? atom->q : nullptr;
 
+  timing_.lap(RunTiming::graph);
   // Charges are part of the topology a device model caches, and may change every step (fix qeq).
-  if (neighbor->ncalls != edges_built_at_) rebuild_edges();
-  else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
+  if (neighbor->ncalls != edges_built_at_) {
+    rebuild_edges();
+    timing_.lap(RunTiming::edges);
+  } else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
 }
 
 // Edge arrays from the full neighbour list, without atoms of NULL types (which hybrid skip

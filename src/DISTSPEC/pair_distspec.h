@@ -18,9 +18,11 @@ PairStyle(distspec,PairDistspec);
 
 #include "pair.h"
 
+#include "lammps_compat.h"
 #include "lammps_halo_exchange.h"
 #include "output_consolidation.h"
 #include "pair_distspec_settings.h"
+#include "run_timing.h"
 
 #include "distspec/dispatch/dispatcher.h"
 #include "models/model.h"
@@ -50,12 +52,19 @@ class PairDistspec : public Pair {
   int pack_reverse_comm(int, int, double *) override;
   void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
+#if DISTSPEC_PAIR_HAS_FINISH
+  void finish() override;
+#endif
+
+  // `timing yes`: logs where this run's pair time went (collective; at the end of a run).
+  void report_timing();
 
  protected:
   // Whether this build can run where `device` asks; the KOKKOS variant lets Kokkos decide.
   virtual void check_device() const;
   void select_gpu() const;    // device cuda: this rank's GPU by node-local rank
-  distspec::Device model_device() const;
+  // Where the model's kernels run: the device keyword; the KOKKOS variant follows its execution space.
+  virtual distspec::Device model_device() const;
   void load_model(const std::string &model_path);
   void build_graph();
   void rebuild_edges();
@@ -63,10 +72,12 @@ class PairDistspec : public Pair {
   void write_back(int eflag, int vflag);
   void log_setup() const;
   void log_halo_report();
+  void install_end_of_run_hook();
 
   DistspecSettings settings_;
   std::unique_ptr<distspec::models::ModelFile> model_file_;
   std::unique_ptr<distspec::models::Model> model_;
+  std::uint64_t model_fingerprint_ = 0;    // what this rank read (rank_agreement.h)
   std::unique_ptr<distspec::Dispatcher> dispatcher_;
   LammpsHaloExchange halo_;
   OutputPlan outputs_;
@@ -83,6 +94,7 @@ class PairDistspec : public Pair {
   bool report_pending_ = false;    // log the halo report after the first step of a run
   std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)
   distspec::models::ModelOutputs result_;
+  RunTiming timing_;    // `timing yes`: stages of compute() over a run
 };
 
 }    // namespace LAMMPS_NS

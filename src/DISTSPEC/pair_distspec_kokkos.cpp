@@ -68,21 +68,28 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::check_device() 
                "-sf kk the model runs where Kokkos runs: drop the device keyword, or use a LAMMPS whose KOKKOS "
                "package is built for CUDA",
                DeviceType::execution_space::name());
+#ifndef DISTSPEC_WITH_CUDA
+  if (!kHostKernels)
+    error->all(FLERR,
+               "pair_style distspec/kk: the Kokkos execution space {} keeps atom data in GPU memory, and this "
+               "DISTSPEC plugin has no CUDA kernels; rebuild it with -DDISTSPEC_ENABLE_CUDA=ON, or run "
+               "distspec/kk/host or the plain distspec style",
+               DeviceType::execution_space::name());
+#endif
+}
+
+// Kokkos already chose this rank's GPU (-k on g N): the CUDA kernels run on the current device.
+template <class DeviceType> distspec::Device PairDistspecKokkos<DeviceType>::model_device() const
+{
+  return kHostKernels ? distspec::Device::cpu : distspec::Device::cuda;
 }
 
 /* ---------------------------------------------------------------------- */
 
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
 {
-  // Where the model's kernels run follows the Kokkos execution space: host kernels for host
-  // spaces. This is the branch where a CUDA space would bind the dispatcher to DISTSPEC's CUDA
-  // kernels (distspec::Device::cuda) over the same raw pointers, with the model's outputs in
-  // device memory too; until that exists, refuse rather than hand device memory to host code.
-  if (!kHostKernels)
-    error->all(FLERR, "pair_style distspec/kk runs its model on host Kokkos execution spaces only, and this one is "
-               "{}; use distspec/kk/host, or the plain distspec style",
-               DeviceType::execution_space::name());
-
+  // Where the model's kernels run follows the Kokkos execution space (model_device()): the
+  // dispatcher binds the host or the CUDA kernels to the views' raw pointers.
   PairDistspec::init_style();
 
   // The plain style asked for its own full list whatever `-pk kokkos neigh` says (so `newton on
@@ -112,6 +119,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
 {
   // Per-atom energy and virial are Kokkos views of this style (alloc = 0): see write_back_views.
   ev_init(eflag, vflag, 0);
+  timing_.begin_step();
   atomKK->sync(execution_space, datamask_read);
 
   // Graph: rows [owned | halo] = atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).
@@ -119,8 +127,11 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   dispatcher_->attach(halo_kk_);
   promote_shard_fields();
   if (neighbor->ncalls != edges_built_at_) rebuild_edge_arrays();
-  // The model reads the rows next (host kernels).
+  // Charges are part of the topology a device model caches, and may change every step (fix qeq).
+  else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
+  // The model's kernels read the rows next, host kernels or CUDA kernels on their own stream.
   DeviceType().fence();
+  timing_.lap(RunTiming::graph);    // `timing yes`: promotion and edge rebuild together
 
   // Model: its kernels get raw pointers of the views; halo refreshes come back through the comm
   // callbacks.
@@ -128,6 +139,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
 
   write_back_views();
   atomKK->modified(execution_space, (eflag || vflag) ? datamask_modify : F_MASK);
+  timing_.end_step();
   if (report_pending_) log_halo_report();
 }
 
@@ -240,6 +252,8 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
   graph_.offsets = d_offsets_.data();
   graph_.senders = d_senders_.data();
   edges_built_at_ = neighbor->ncalls;
+  // Row counts, species and edges change only here: a device model uploads them only then.
+  graph_.topology_generation = ++topology_generation_;
 }
 
 /* ----------------------------------------------------------------------
@@ -254,9 +268,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   const int nall = nlocal + atom->nghost;
   const std::size_t n_rows = nall;
   // Halo-row partials to their owners by the style's own reverse exchange.
-  auto fold = [&](std::vector<double> &rows, int width) {
-    halo_kk_.reverse(distspec::Rows<double>{rows.data(), n_rows, width});
-  };
+  auto fold = [&](double *rows, int width) { halo_kk_.reverse(distspec::Rows<double>{rows, n_rows, width}); };
 
   if (eflag_global) eng_vdwl += result_.energy;
   if (vflag_global)
@@ -266,11 +278,12 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   // folds them; off: the style folds them first. Owned-only forces have nothing on ghost rows
   // (the plain style zeroes them): only owned rows are added.
   const bool owned_only = outputs_.forces_owned_only;
-  if (!owned_only && !force->newton_pair) fold(result_.forces, 3);
+  double *force_data = rows_for_device(result_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
+  if (!owned_only && !force->newton_pair) fold(force_data, 3);
   const int force_rows = (force->newton_pair && !owned_only) ? nall : nlocal;
   {
     auto f = atomKK->k_f.template view<DeviceType>();
-    const Kokkos::View<const double *[3], Kokkos::LayoutRight, DeviceType, Unmanaged> forces(result_.forces.data(), n_rows);
+    const Kokkos::View<const double *[3], Kokkos::LayoutRight, DeviceType, Unmanaged> forces(force_data, n_rows);
     Kokkos::parallel_for(
         "DistSpec::PairDistspecKokkos::forces", Kokkos::RangePolicy<DeviceType>(0, force_rows),
         KOKKOS_LAMBDA(const int i) {
@@ -286,9 +299,10 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
       memoryKK->destroy_kokkos(k_eatom, eatom);
       memoryKK->create_kokkos(k_eatom, eatom, maxeatom, "pair:eatom");
     }
-    if (!outputs_.energy_rows_owned_only) fold(result_.energy_rows, 1);
+    double *data = rows_for_device(result_.energy_rows, d_energy_rows_, "DistSpec::PairDistspecKokkos::energy_rows");
+    if (!outputs_.energy_rows_owned_only) fold(data, 1);
     auto d_eatom = k_eatom.template view<DeviceType>();
-    const Kokkos::View<const double *, DeviceType, Unmanaged> energy_rows(result_.energy_rows.data(), n_rows);
+    const Kokkos::View<const double *, DeviceType, Unmanaged> energy_rows(data, n_rows);
     Kokkos::parallel_for(
         "DistSpec::PairDistspecKokkos::eatom", Kokkos::RangePolicy<DeviceType>(0, nall),
         KOKKOS_LAMBDA(const int i) { d_eatom(i) = i < nlocal ? energy_rows(i) : 0.0; });
@@ -300,10 +314,10 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
       memoryKK->destroy_kokkos(k_vatom, vatom);
       memoryKK->create_kokkos(k_vatom, vatom, maxvatom, "pair:vatom");
     }
-    if (!outputs_.virial_rows_owned_only) fold(result_.virial_rows, 6);
+    double *data = rows_for_device(result_.virial_rows, d_virial_rows_, "DistSpec::PairDistspecKokkos::virial_rows");
+    if (!outputs_.virial_rows_owned_only) fold(data, 6);
     auto d_vatom = k_vatom.template view<DeviceType>();
-    const Kokkos::View<const double *[6], Kokkos::LayoutRight, DeviceType, Unmanaged> virial_rows(
-        result_.virial_rows.data(), n_rows);
+    const Kokkos::View<const double *[6], Kokkos::LayoutRight, DeviceType, Unmanaged> virial_rows(data, n_rows);
     Kokkos::parallel_for(
         "DistSpec::PairDistspecKokkos::vatom", Kokkos::RangePolicy<DeviceType>(0, nall),
         KOKKOS_LAMBDA(const int i) {
@@ -312,6 +326,20 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
     k_vatom.template modify<DeviceType>();
     k_vatom.template sync<LMPHostType>();
   }
+}
+
+// The model returns its rows in host memory: DeviceType's kernels read them in place where its
+// memory is host memory, and from a device copy otherwise (one upload per output per step).
+template <class DeviceType>
+double *PairDistspecKokkos<DeviceType>::rows_for_device(std::vector<double> &rows, Kokkos::View<double *, DeviceType> &copy,
+                                                        const char *label)
+{
+  if (kHostKernels) return rows.data();
+  grow_to(copy, rows.size(), label, kGrowthPadding);
+  using HostRows = Kokkos::View<const double *, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::deep_copy(Kokkos::subview(copy, Kokkos::pair<std::size_t, std::size_t>(0, rows.size())),
+                    HostRows(rows.data(), rows.size()));
+  return copy.data();
 }
 
 /* ----------------------------------------------------------------------
@@ -360,7 +388,8 @@ template <class DeviceType> double PairDistspecKokkos<DeviceType>::memory_usage(
   double bytes = PairDistspec::memory_usage();
   bytes += sizeof(int) * (d_type_to_species_.size() + d_species_.size() + d_receivers_.size() + d_offsets_.size() +
                           d_senders_.size());
-  bytes += sizeof(double) * (d_positions_.size() + d_charges_.size());
+  bytes += sizeof(double) *
+      (d_positions_.size() + d_charges_.size() + d_forces_.size() + d_energy_rows_.size() + d_virial_rows_.size());
   return bytes;
 }
 

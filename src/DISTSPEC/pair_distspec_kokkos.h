@@ -30,8 +30,8 @@ namespace LAMMPS_NS {
 
 template <class DeviceType> class PairDistspecKokkos : public PairDistspec, public KokkosBase {
  public:
-  // The model's kernels get raw pointers of DeviceType views and return host vectors; with the
-  // host kernels of DISTSPEC the style runs where DeviceType's memory is host memory.
+  // The model's kernels get raw pointers of DeviceType views: DISTSPEC's host kernels where
+  // DeviceType's memory is host memory, its CUDA kernels otherwise (a CUDA execution space).
   static constexpr bool kHostKernels = LammpsHaloExchangeKokkos<DeviceType>::kHostReadable;
 
   PairDistspecKokkos(class LAMMPS *);
@@ -56,6 +56,7 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
 
  protected:
   void check_device() const override;
+  distspec::Device model_device() const override;
 
  private:
   // Pair::eatom / vatom are double in every LAMMPS version: own fp64 DualViews keep clear of
@@ -64,6 +65,8 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   using tdual_vatom = Kokkos::DualView<double *[6], Kokkos::LayoutRight, DeviceType>;
 
   void grow_atom_views();
+  // The model's per-row outputs (host vectors) where DeviceType's kernels can read them.
+  double *rows_for_device(std::vector<double> &rows, Kokkos::View<double *, DeviceType> &copy, const char *label);
 
   LammpsHaloExchangeKokkos<DeviceType> halo_kk_;
 
@@ -77,6 +80,8 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   Kokkos::View<double *, DeviceType> d_charges_;
   // CSR edges by receiver; grow only (senders with a padding factor).
   Kokkos::View<int *, DeviceType> d_receivers_, d_offsets_, d_senders_;
+  // Device copies of the model's output rows, where DeviceType's memory is not host memory.
+  Kokkos::View<double *, DeviceType> d_forces_, d_energy_rows_, d_virial_rows_;
 
   tdual_eatom k_eatom;
   tdual_vatom k_vatom;

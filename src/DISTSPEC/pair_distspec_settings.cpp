@@ -57,8 +57,10 @@ DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
       s.precision = value_of(words, i, {"fp64", "fp32"});
     } else if (key == "gpu_share") {
       s.gpu_share = yes_no(words, i);
+    } else if (key == "timing") {
+      s.timing = yes_no(words, i);
     } else {
-      bad("unknown keyword '" + key + "'", "expected spec, halo, device, precision, strict or gpu_share");
+      bad("unknown keyword '" + key + "'", "expected spec, halo, device, precision, strict, gpu_share or timing");
     }
   }
   return s;

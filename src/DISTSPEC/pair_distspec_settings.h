@@ -20,6 +20,7 @@ struct DistspecSettings {
   std::string precision;    // fp32 | fp64 overrides the model file's; empty keeps it
   bool strict = false;    // unknown helper records become errors
   bool gpu_share = false;    // device cuda: let more ranks than GPUs share a node's GPUs (round-robin)
+  bool timing = false;    // time the stages of compute() and print a breakdown at the end of each run
 
   // Parses the words after `pair_style distspec`; throws distspec::Error naming the keyword.
   static DistspecSettings parse(const std::vector<std::string> &words);

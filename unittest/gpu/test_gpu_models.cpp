@@ -127,6 +127,17 @@ void expect_agree(const ModelOutputs& gpu, const ModelOutputs& cpu, double tol, 
   EXPECT_LE(d.virial_rows, tol) << what;
 }
 
+// The message of the distspec::Error `f` throws, or "" when it throws none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Systems: a jiggled fcc crystal near each model's lattice constant, with both elements of a
 // binary model drawn at random.
@@ -237,19 +248,9 @@ TEST_P(GpuEqualsCpu, ASpeciesPastTheElementsIsTheSameError) {
   Crystal crystal = crystal_for(GetParam(), file_);
   crystal.species[4] = static_cast<int>(file_.elements.size());
   const PeriodicGraph g(crystal, file_.cutoff, GetParam().skin);
-  std::string cpu_error, gpu_error;
-  try {
-    run(*cpu_, g, spec_, Device::cpu);
-  } catch (const Error& e) {
-    cpu_error = e.what();
-  }
-  try {
-    run(*gpu_, g, spec_, Device::cuda);
-  } catch (const Error& e) {
-    gpu_error = e.what();
-  }
+  const std::string cpu_error = error_of([&] { run(*cpu_, g, spec_, Device::cpu); });
   EXPECT_FALSE(cpu_error.empty());
-  EXPECT_EQ(gpu_error, cpu_error);
+  EXPECT_EQ(error_of([&] { run(*gpu_, g, spec_, Device::cuda); }), cpu_error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Potentials, GpuEqualsCpu, ::testing::ValuesIn(kCases),
@@ -570,6 +571,83 @@ TEST(DeviceIndexedHalo, AModelRunsThroughItAsThroughStaging) {
     EXPECT_EQ(b.stats.forward, a.stats.forward);
     EXPECT_EQ(b.stats.reverse, a.stats.reverse);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A graph whose arrays live in device memory, as pair_style distspec/kk hands over its Kokkos
+// views under a CUDA execution space: the same results as from host memory, exchanges on device
+// rows (DeviceIndexedHaloExchange stands in for LAMMPS' KOKKOS comm), the same index checks.
+
+// Device copies of a host graph's arrays; the AtomGraph it returns points at them.
+class DeviceResidentGraph {
+ public:
+  explicit DeviceResidentGraph(const AtomGraph& host) : graph_(host) {
+    graph_.positions = copy(host.positions, 3 * host.n_rows());
+    graph_.species = copy(host.species, host.n_rows());
+    graph_.charges = copy(host.charges, host.charges ? host.n_rows() : 0);
+    graph_.receivers = copy(host.receivers, host.n_receivers);
+    graph_.offsets = copy(host.offsets, host.n_receivers + 1);
+    graph_.senders = copy(host.senders, host.n_receivers ? static_cast<std::size_t>(host.offsets[host.n_receivers]) : 0);
+  }
+  ~DeviceResidentGraph() {
+    for (void* p : allocations_) cudaFree(p);
+  }
+  DeviceResidentGraph(const DeviceResidentGraph&) = delete;
+  DeviceResidentGraph& operator=(const DeviceResidentGraph&) = delete;
+
+  const AtomGraph& graph() const { return graph_; }
+
+ private:
+  template <class T>
+  const T* copy(const T* host, std::size_t n) {
+    if (!host) return nullptr;
+    void* device = nullptr;
+    EXPECT_EQ(cudaMalloc(&device, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(device, host, n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    allocations_.push_back(device);
+    return static_cast<const T*>(device);
+  }
+
+  AtomGraph graph_;
+  std::vector<void*> allocations_;
+};
+
+DeviceIndexedHaloExchange device_exchange_of(const PeriodicGraph& g) {
+  std::vector<std::size_t> owners;
+  for (std::size_t r = g.n_owned(); r < g.n_rows(); ++r) owners.push_back(g.owner(r));
+  return DeviceIndexedHaloExchange(g.n_owned(), owners);
+}
+
+TEST_P(GpuEqualsCpu, DeviceResidentGraphEqualsCpu) {
+  PeriodicGraph g(crystal_for(GetParam(), file_), file_.cutoff, GetParam().skin);
+  for (int step = 0; step < 2; ++step) {
+    // Step 1 moves atoms under the same topology generation: positions go device to device.
+    if (step) g.displace(3, Vec3{0.02, 0.01, -0.03});
+    AtomGraph host = g.graph();
+    host.topology_generation = 11;
+    const DeviceResidentGraph device(host);
+    IndexedHaloExchange cpu_halo = g.halo_exchange();
+    DeviceIndexedHaloExchange gpu_halo = device_exchange_of(g);
+    const Result c = run(*cpu_, host, cpu_halo, spec_, Device::cpu);
+    const Result d = run(*gpu_, device.graph(), gpu_halo, spec_, Device::cuda);
+    expect_agree(d.out, c.out, kTol64, std::string(GetParam().name) + " device-resident graph, step " + std::to_string(step));
+    EXPECT_EQ(d.stats.forward, c.stats.forward);
+    EXPECT_EQ(d.stats.reverse, c.stats.reverse);
+  }
+}
+
+TEST_P(GpuEqualsCpu, DeviceResidentGraphIsCheckedLikeAHostGraph) {
+  Crystal crystal = crystal_for(GetParam(), file_);
+  crystal.species[4] = static_cast<int>(file_.elements.size());
+  const PeriodicGraph g(crystal, file_.cutoff, GetParam().skin);
+  const DeviceResidentGraph device(g.graph());
+  const std::string cpu_error = error_of([&] { run(*cpu_, g, spec_, Device::cpu); });
+  EXPECT_FALSE(cpu_error.empty());
+  EXPECT_EQ(error_of([&] {
+              DeviceIndexedHaloExchange halo = device_exchange_of(g);
+              run(*gpu_, device.graph(), halo, spec_, Device::cuda);
+            }),
+            cpu_error);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <mpi.h>
 #include <stdexcept>
 
@@ -9,8 +10,18 @@
 
 namespace distspec::testing {
 
-std::string plugin_path() { return DISTSPEC_PLUGIN_FILE; }
-std::string source_dir() { return DISTSPEC_SOURCE_DIR; }
+namespace {
+// A build directory's paths, unless the environment names others (binaries packed for another
+// machine: scripts/pack_gpu_run.sh).
+std::string path_from_env(const char* variable, const char* built_in)
+{
+  const char* value = std::getenv(variable);
+  return (value && *value) ? value : built_in;
+}
+}    // namespace
+
+std::string plugin_path() { return path_from_env("DISTSPEC_PLUGIN", DISTSPEC_PLUGIN_FILE); }
+std::string source_dir() { return path_from_env("DISTSPEC_SOURCE_DIR", DISTSPEC_SOURCE_DIR); }
 std::string potential(const std::string& name) { return source_dir() + "/potentials/" + name; }
 
 int world_rank()

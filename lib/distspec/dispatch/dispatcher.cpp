@@ -1,5 +1,6 @@
 #include "distspec/dispatch/dispatcher.h"
 
+#include <chrono>
 #include <sstream>
 
 #include "distspec/error.h"
@@ -9,6 +10,11 @@ namespace {
 
 [[noreturn]] void fail(const std::string& pointer, const std::string& message, const std::string& hint) {
   throw Error("dispatch", pointer, message, hint);
+}
+
+// Wall seconds since `start`: steady_clock, since the core knows no MPI_Wtime.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -76,7 +82,10 @@ HaloExchange& Dispatcher::halo() const {
 template <class T>
 void Dispatcher::forward(Rows<T> rows) {
   HaloExchange& h = halo();
+  h.settle();
+  const auto start = std::chrono::steady_clock::now();
   h.forward(rows);
+  stats_.seconds += seconds_since(start);
   ++stats_.forward;
   stats_.bytes += h.n_halo() * rows.width * sizeof(T);
 }
@@ -84,7 +93,10 @@ void Dispatcher::forward(Rows<T> rows) {
 template <class T>
 void Dispatcher::reverse(Rows<T> rows) {
   HaloExchange& h = halo();
+  h.settle();
+  const auto start = std::chrono::steady_clock::now();
   h.reverse(rows);
+  stats_.seconds += seconds_since(start);
   ++stats_.reverse;
   stats_.bytes += h.n_halo() * rows.width * sizeof(T);
 }
@@ -107,7 +119,11 @@ void Dispatcher::after_scatter(Rows<T> acc) {
 }
 
 void Dispatcher::all_reduce_sum(double* values, std::size_t n) {
-  halo().all_reduce_sum(values, n);
+  HaloExchange& h = halo();
+  h.settle();
+  const auto start = std::chrono::steady_clock::now();
+  h.all_reduce_sum(values, n);
+  stats_.seconds += seconds_since(start);
   ++stats_.all_reduce;
 }
 

@@ -35,6 +35,7 @@ struct ExchangeStats {
   std::uint64_t reverse = 0;
   std::uint64_t all_reduce = 0;
   std::uint64_t bytes = 0;  // halo rows moved, summed over exchanges, as payload bytes
+  double seconds = 0.0;     // wall time inside the exchanges (a host's timing report splits it off)
 };
 
 class Dispatcher {

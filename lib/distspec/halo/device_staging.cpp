@@ -17,6 +17,8 @@ void check(cudaError_t status, const char* what) {
 
 }  // namespace
 
+void DeviceStagingHaloExchange::settle() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
 bool is_device_pointer(const void* p) {
   if (!p) return false;
   cudaPointerAttributes attributes{};

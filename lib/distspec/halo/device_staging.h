@@ -41,6 +41,8 @@ class DeviceStagingHaloExchange final : public HaloExchange {
   void reverse(Rows<float> rows) override { exchange(rows, true); }
   // `values` may be host or device memory.
   void all_reduce_sum(double* values, std::size_t n) override;
+  // The device's queued kernels: the staging copies would wait for them anyway.
+  void settle() override;
 
   // Bytes copied between device and host so far (both directions).
   std::size_t staged_bytes() const { return staged_bytes_; }

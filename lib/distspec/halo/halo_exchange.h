@@ -31,6 +31,10 @@ class HaloExchange {
   // device model then wraps it in a DeviceStagingHaloExchange (device_staging.h).
   virtual bool accepts_device_rows() const { return false; }
 
+  // Waits for work still queued on the rows (a device model's kernels run asynchronously), so
+  // that the time of the exchange that follows is the exchange's own. Host exchanges have none.
+  virtual void settle() {}
+
   std::size_t n_rows() const { return n_owned() + n_halo(); }
 };
 

@@ -135,11 +135,8 @@ Tables load_tables(const ModelFile& file) {
 }
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
-  ModelInfo info;
-  info.architecture = file.architecture;
-  info.units = file.units;
-  info.cutoff = file.cutoff;
-  info.elements = file.elements;
+  ModelInfo info = info_from(file);
+  info.forces_on_halo_rows = true;
   info.comm_width = 1;  // rho and F' cross ranks, one value per atom each
   info.halo_feature_reads = 1;  // F' of neighbours
   info.ops = {kDensityOp, kEmbeddingOp, kForcesOp};

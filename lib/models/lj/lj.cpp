@@ -136,17 +136,20 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
         p.cutoff = mix_distance(mixing, pa.cutoff, pb.cutoff);
       }
       params.pairs[params.index(a, b)] = p;
-      params.coeffs[params.index(a, b)] = coeff_of(p, params.shift);
+      const PairCoeff c = coeff_of(p, params.shift);
+      // Finite epsilon and sigma can still overflow sigma^12: forces would be inf or NaN.
+      if (!(std::isfinite(c.lj1) && std::isfinite(c.lj3) && std::isfinite(c.offset)))
+        fail_value("/parameters/pairs", "pair " + elements[a] + " " + elements[b] + ": epsilon " + Json(p.epsilon).dump() +
+                                            " and sigma " + Json(p.sigma).dump() + " overflow 48 epsilon sigma^12",
+                   "is sigma in the model's length unit?");
+      params.coeffs[params.index(a, b)] = c;
     }
   return params;
 }
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
-  ModelInfo info;
-  info.architecture = file.architecture;
-  info.units = file.units;
-  info.cutoff = file.cutoff;
-  info.elements = file.elements;
+  ModelInfo info = info_from(file);
+  info.forces_on_halo_rows = true;
   info.ops = {kEnergyForcesOp, kEnergyForcesVirialOp};
   try {
     if (!file.parameters_file.empty())

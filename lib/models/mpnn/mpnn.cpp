@@ -198,11 +198,8 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
 }
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
-  ModelInfo info;
-  info.architecture = file.architecture;
-  info.units = file.units;
-  info.cutoff = file.cutoff;
-  info.elements = file.elements;
+  ModelInfo info = info_from(file);
+  info.forces_on_halo_rows = true;
   try {
     if (!file.parameters_file.empty())
       fail_value("/parameters_file", "architecture 'mpnn' takes its parameters inline",
