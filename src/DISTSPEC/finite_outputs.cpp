@@ -61,7 +61,7 @@ void LAMMPS_NS::require_finite_outputs(LAMMPS *lmp, NeighList *list, double ener
   if (bad_rank == lmp->comm->nprocs) return;
 
   // The closest pair over all ranks: MINLOC on (r², rank), then that rank's atom IDs.
-  const ClosestPair mine = closest_pair(lmp->atom, list);
+  const ClosestPair mine = list ? closest_pair(lmp->atom, list) : ClosestPair{};
   struct {
     double r2;
     int rank;
@@ -70,7 +70,8 @@ void LAMMPS_NS::require_finite_outputs(LAMMPS *lmp, NeighList *list, double ener
   double tags[2] = {mine.tags[0], mine.tags[1]};
   MPI_Bcast(tags, 2, MPI_DOUBLE, global.rank, lmp->world);
 
-  const std::string pair = std::isfinite(global.r2)
+  const std::string pair = !list ? std::string("the closest pair is not searched for with this style")
+      : std::isfinite(global.r2)
       ? fmt::format("the closest atoms are IDs {:.0f} and {:.0f} at distance {:.6g} (model cutoff {:g})", tags[0],
                     tags[1], std::sqrt(global.r2), cutoff)
       : std::string("no atom has a neighbour within the cutoff");

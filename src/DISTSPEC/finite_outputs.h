@@ -20,7 +20,8 @@ class NeighList;
 
 // `forces` holds `n_rows` x 3 values; `energy` is this rank's energy. Collective: call on every
 // rank. Returns when all are finite everywhere; otherwise every rank calls error->all naming
-// the model file, the step and the closest pair of atoms found in `list` (a full list).
+// the model file, the step and the closest pair of atoms found in `list` (a full list; nullptr
+// where its host arrays are not filled, as for KOKKOS lists: then no pair is named).
 void require_finite_outputs(LAMMPS *lmp, NeighList *list, double energy, const double *forces, std::size_t n_rows,
                             const char *style, const std::string &model_path, double cutoff);
 

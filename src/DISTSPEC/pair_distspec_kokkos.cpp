@@ -18,6 +18,7 @@
 #include "neighbor.h"
 
 #include "distspec/error.h"
+#include "finite_outputs.h"
 
 #include <algorithm>
 
@@ -136,6 +137,10 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   // Model: its kernels get raw pointers of the views; halo refreshes come back through the comm
   // callbacks.
   run_model("distspec/kk");
+  // KOKKOS fills its own list views, not NeighList's host arrays: no closest pair is named.
+  require_finite_outputs(lmp, nullptr, result_.energy, result_.forces.data(), graph_.n_rows(), "distspec/kk",
+                         model_file_->path, model_->info().cutoff);
+  timing_.lap(RunTiming::checks);
 
   write_back_views();
   atomKK->modified(execution_space, (eflag || vflag) ? datamask_modify : F_MASK);

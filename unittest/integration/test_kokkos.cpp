@@ -255,4 +255,13 @@ TEST(KokkosErrors, DeviceCudaOnHostKokkos)
   EXPECT_HAS(e, "runs on the host");
 }
 
+// Overlapping atoms give non-finite forces: every rank stops, as with the plain style.
+TEST(KokkosErrors, OverlappingAtomsStopTheRun)
+{
+  const std::string e = kokkos_error_of("create_atoms 1 single 1 1 1 units box\ncreate_atoms 1 single 1 1 1 units box\n"
+                                        "pair_style distspec\npair_coeff * * " + potential("lj_argon.json") + " Ar");
+  EXPECT_HAS(e, "pair_style distspec/kk: step 0: model");
+  EXPECT_HAS(e, "returned non-finite energy or forces");
+}
+
 }  // namespace
