@@ -369,6 +369,15 @@ void add_column_sums(const double* x, std::size_t n, int cols, double* out, Devi
   check_launch("DistSpec::add_partials");
 }
 
+void download_outputs(const DeviceOutputRows& rows, std::size_t n_owned, std::size_t n_rows, const OutputRequest& request,
+                      bool virial, DeviceArray<double>& scratch, DeviceArray<double>& total, ModelOutputs& out) {
+  if (virial) rows.virial.download(out.virial.data(), 6);
+  out.energy = device_sum(rows.energy.data(), n_owned, scratch, total);
+  if (request.energy_rows) rows.energy.download(out.energy_rows.data(), n_rows);
+  rows.forces.download(out.forces.data(), 3 * n_rows);
+  if (request.virial_rows) rows.virial_rows.download(out.virial_rows.data(), 6 * n_rows);
+}
+
 double device_sum(const double* x, std::size_t n, DeviceArray<double>& scratch, DeviceArray<double>& total) {
   total.resize(1);
   total.zero();

@@ -167,6 +167,18 @@ class LaunchTimer {
 // The sum of x[0 .. n) in a fixed order, downloaded (`scratch` holds the partials, `total` the sum).
 double device_sum(const double* x, std::size_t n, DeviceArray<double>& scratch, DeviceArray<double>& total);
 
+// A pair-like model's outputs, from the device into `out`: the energy of the owned rows (a
+// fixed-order sum), forces, and the virial (with `virial`) and per-row energy and virial where
+// `request` asks for them. `energy` and `forces` hold `n_rows` rows.
+struct DeviceOutputRows {
+  const DeviceArray<double>& energy;
+  const DeviceArray<double>& forces;
+  const DeviceArray<double>& virial;
+  const DeviceArray<double>& virial_rows;
+};
+void download_outputs(const DeviceOutputRows& rows, std::size_t n_owned, std::size_t n_rows, const OutputRequest& request,
+                      bool virial, DeviceArray<double>& scratch, DeviceArray<double>& total, ModelOutputs& out);
+
 // For one compute(): checks that the dispatcher's ops are bound for the device, and gives it a
 // halo exchange that takes device rows, its own if it does, else `staging` around it; the
 // host's exchange is attached again when this goes out of scope.

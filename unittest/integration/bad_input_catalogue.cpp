@@ -4,20 +4,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "decks.h"
 #include "lammps_session.h"
 
 namespace distspec::testing {
 namespace {
 
-// Atom decks. Argon and copper fcc, 3 x 3 x 3 cells (108 atoms); a two-type argon.
-const std::string kArgon = R"(
-units metal
-lattice fcc 5.26
-region box block 0 3 0 3 0 3
-create_box 1 box
-create_atoms 1 box
-mass 1 39.948
-)";
+// Atom decks: argon and copper of 108 atoms (decks.h); a two-type argon.
+const std::string& kArgon = decks::argon_108;
 const std::string kArgonTwoTypes = R"(
 units metal
 lattice fcc 5.26
@@ -27,14 +21,7 @@ create_atoms 1 box
 set type 1 type/fraction 2 0.5 4321
 mass * 39.948
 )";
-const std::string kCopper = R"(
-units metal
-lattice fcc 3.615
-region box block 0 3 0 3 0 3
-create_box 1 box
-create_atoms 1 box
-mass 1 63.546
-)";
+const std::string& kCopper = decks::copper_108;
 
 std::string read_text(const std::string& path)
 {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <mpi.h>
 
+#include "decks.h"
 #include "lammps_session.h"
 
 namespace dt = distspec::testing;
@@ -13,14 +14,7 @@ namespace {
 
 using dt::potential;
 
-const std::string kArgon = R"(
-units metal
-lattice fcc 5.26
-region box block 0 3 0 3 0 3
-create_box 1 box
-create_atoms 1 box
-mass 1 39.948
-)";
+const std::string& kArgon = dt::decks::argon_108;
 
 // Writes `text` to a fresh file visible to every rank and returns its path.
 std::string write_file(const std::string& name, const std::string& text)

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <mpi.h>
 
+#include "decks.h"
 #include "lammps_session.h"
 #include "reference_comparison.h"
 
@@ -137,14 +138,7 @@ namespace {
 TEST(MpnnNve, TenThousandStepsConserveEnergy)
 {
   if (dt::world_size() != 2) GTEST_SKIP() << "run once, on 2 ranks";
-  const std::string setup = R"(
-units metal
-lattice fcc 3.615
-region box block 0 3 0 3 0 3
-create_box 1 box
-create_atoms 1 box
-mass 1 63.546
-)";
+  const std::string& setup = dt::decks::copper_108;
   const double drift = dt::nve_drift_per_atom(
       setup, "pair_style distspec\npair_coeff * * " + potential("cu_mpnn_L2.json") + " Cu", 10000, 0.001);
   EXPECT_LT(std::abs(drift), 1e-3) << "drift " << drift << " eV/atom";

@@ -272,11 +272,7 @@ class EAMCudaModel final : public Model {
     }
     dispatch.call(kForcesOp, args, outs, &device_);
 
-    out.energy = device_sum(energy_.data(), n_owned, sums_, total_);
-    if (virial) virial_.download(out.virial.data(), 6);
-    if (request.energy_rows) energy_.download(out.energy_rows.data(), n);
-    forces_.download(out.forces.data(), 3 * n);
-    if (request.virial_rows) virial_rows_.download(out.virial_rows.data(), 6 * n);
+    download_outputs({energy_, forces_, virial_, virial_rows_}, n_owned, n, request, virial, sums_, total_, out);
   }
 
  private:

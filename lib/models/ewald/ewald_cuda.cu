@@ -236,11 +236,7 @@ class EwaldCudaModel final : public Model {
                    device_ref(virial_rows_.data(), request.virial_rows ? n : 0, 6)},
                   &device_);
 
-    if (virial) virial_.download(out.virial.data(), 6);
-    out.energy = device_sum(energy_.data(), n_owned, sums_, energy_total_);
-    if (request.energy_rows) energy_.download(out.energy_rows.data(), n);
-    forces_.download(out.forces.data(), 3 * n);
-    if (request.virial_rows) virial_rows_.download(out.virial_rows.data(), 6 * n);
+    download_outputs({energy_, forces_, virial_, virial_rows_}, n_owned, n, request, virial, sums_, energy_total_, out);
   }
 
  private:
