@@ -103,31 +103,28 @@ void LammpsHaloExchange::reverse(distspec::Rows<double> rows)
 }
 
 // fp32 blocks are staged through fp64 so a halo row's partials, which may hop through several
-// intermediate ghost copies, are summed in fp64 and rounded once.
-void LammpsHaloExchange::forward(distspec::Rows<float> rows)
+// intermediate ghost copies, are summed in fp64 and rounded once: `exchange` runs on the widened
+// block, on the GPU where the rows are.
+template <class Exchange> void LammpsHaloExchange::widened(distspec::Rows<float> rows, Exchange exchange)
 {
   if (device_rows_ && distspec::is_device_pointer(rows.data)) {
-    double *wide = packer_->widen(rows.data, rows.size());
-    forward(distspec::Rows<double>{wide, rows.rows, rows.width});
+    exchange(distspec::Rows<double>{packer_->widen(rows.data, rows.size()), rows.rows, rows.width});
     packer_->narrow(rows.data, rows.size());
     return;
   }
   staging_.assign(rows.data, rows.data + rows.size());
-  forward(distspec::Rows<double>{staging_.data(), rows.rows, rows.width});
-  std::copy(staging_.begin(), staging_.end(), rows.data);
+  exchange(distspec::Rows<double>{staging_.data(), rows.rows, rows.width});
+  std::transform(staging_.begin(), staging_.end(), rows.data, [](double v) { return static_cast<float>(v); });
+}
+
+void LammpsHaloExchange::forward(distspec::Rows<float> rows)
+{
+  widened(rows, [this](distspec::Rows<double> wide) { forward(wide); });
 }
 
 void LammpsHaloExchange::reverse(distspec::Rows<float> rows)
 {
-  if (device_rows_ && distspec::is_device_pointer(rows.data)) {
-    double *wide = packer_->widen(rows.data, rows.size());
-    reverse(distspec::Rows<double>{wide, rows.rows, rows.width});
-    packer_->narrow(rows.data, rows.size());
-    return;
-  }
-  staging_.assign(rows.data, rows.data + rows.size());
-  reverse(distspec::Rows<double>{staging_.data(), rows.rows, rows.width});
-  std::transform(staging_.begin(), staging_.end(), rows.data, [](double v) { return static_cast<float>(v); });
+  widened(rows, [this](distspec::Rows<double> wide) { reverse(wide); });
 }
 
 void LammpsHaloExchange::all_reduce_sum(double *values, std::size_t n)

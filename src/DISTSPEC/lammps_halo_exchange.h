@@ -64,6 +64,7 @@ class LammpsHaloExchange final : public distspec::HaloExchange {
  private:
   void check_width(int width) const;
   void bind(double *data, int width);
+  template <class Exchange> void widened(distspec::Rows<float> rows, Exchange exchange);
 
   LAMMPS *lmp_;
   Pair *pair_;
