@@ -64,6 +64,9 @@ export PMIX_MCA_mca_base_component_path="$distspec_run/pmix2/lib/pmix"
 # cross-memory-attach single copy.
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_osc=^ucx OMPI_MCA_coll_hcoll_enable=0
+# PMIx's zlib compression component does not load here, and says so on every launch, naming its
+# path on this machine: leave it out, and its warning that nothing compresses.
+export PMIX_MCA_pcompress=^zlib PMIX_MCA_pcompress_base_silence_warning=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 export DISTSPEC_PLUGIN="$distspec_run/lib/libdistspec.so"
 EOF

@@ -57,6 +57,8 @@ const char* const kNonFinite =
     "the value must be a finite number; Python's json writes NaN/Infinity for non-finite floats, so the program "
     "that wrote this file produced them: fix or regenerate it";
 const std::string kArg0 = "/core/custom_ops/0/arg_transforms/";
+const char* const kForceStrategies =
+    "expected one of model_internal, framework_from_node_energy, framework_from_global_energy";
 
 std::string nested(char open, std::size_t n) { return std::string(n, open); }
 std::string zeros(std::size_t n) {
@@ -143,8 +145,8 @@ std::vector<Case> catalogue() {
        R"(expected integer 2, found string "2")", ""},
       {"version_3", R"({"version": 3})", version, "/version", "expected integer 2, found integer 3",
        ""},
-      {"version_float", R"({"version": 2.0})", version, "/version",
-       "expected integer 2, found number 2.0", ""},
+      {"version_float_not_two", R"({"version": 2.5})", version, "/version",
+       "expected integer 2, found number 2.5", ""},
       {"version_bool", R"({"version": true})", version, "/version",
        "expected integer 2, found boolean true", ""},
       {"version_huge_integer", R"({"version": 123456789012345678901234567890})", version,
@@ -253,8 +255,37 @@ std::vector<Case> catalogue() {
        "expected string, found integer 1", ""},
       {"unknown_shard_field", with_shard_fields(R"(["positions", "velocities"])"), value,
        "/core/shard_fields/1", "unknown shard field 'velocities'", kShardFields},
-      {"shard_field_twice", with_shard_fields(R"(["positions", "positions"])"), value,
-       "/core/shard_fields/1", "shard field 'positions' listed twice", ""},
+
+      // What nvalchemi's released reader refuses (error parity, doc/pair_distspec.rst).
+      {"compile_string", with_top(R"("compile": "yes")"), type, "/compile",
+       R"(expected object or null, found string "yes")", ""},
+      {"compile_false", with_top(R"("compile": false)"), type, "/compile",
+       "expected object or null, found boolean false", ""},
+      {"compile_without_force_strategy", with_top(R"("compile": {"static_shapes": true})"),
+       missing_key, "/compile", "missing required key 'force_strategy'", ""},
+      {"compile_bad_force_strategy", with_top(R"("compile": {"force_strategy": "autograd"})"),
+       value, "/compile/force_strategy", "unknown force strategy 'autograd'", kForceStrategies},
+      {"compile_static_shapes_string",
+       with_top(R"("compile": {"force_strategy": "model_internal", "static_shapes": "no"})"), type,
+       "/compile/static_shapes", R"(expected boolean, found string "no")", ""},
+      {"arg_transform_extra_field",
+       with_op(R"(, "arg_transforms": {"0": {"type": "slice_owned", "replicated_consumer": true}})"),
+       value, kArg0 + "0/replicated_consumer", "transform 'slice_owned' has no field 'replicated_consumer'",
+       R"(a 'slice_owned' transform is written as {"type": "slice_owned"} alone)"},
+      {"output_transform_extra_field",
+       with_op(R"(, "output_transforms": {"1": {"type": "all_reduce_sum", "op": "max"}})"), value,
+       "/core/custom_ops/0/output_transforms/1/op", "transform 'all_reduce_sum' has no field 'op'",
+       "its fields are: replicated_consumer"},
+      {"replicated_consumer_not_boolean",
+       with_op(R"(, "output_transforms": {"0": {"type": "all_reduce_sum", "replicated_consumer": 1}})"),
+       type, "/core/custom_ops/0/output_transforms/0/replicated_consumer",
+       "expected boolean, found integer 1", ""},
+      {"op_name_two_separators", with_ops(R"([{"op": "ns::sub::k"}])"), value,
+       "/core/custom_ops/0/op", "op name 'ns::sub::k' is not of the form 'namespace::name'", ""},
+      {"utf8_byte_order_mark", "\xEF\xBB\xBF" + with_top(R"("x": 1)"), parse, "",
+       "the file starts with a UTF-8 byte-order mark, which JSON does not allow (RFC 8259, section "
+       "8.1) and nvalchemi's loader refuses",
+       "save the file as UTF-8 without a byte-order mark"},
 
       // Top-level flags, keys and output classification.
       {"system_reductions_string", with_top(R"("system_reductions": "yes")"), type,

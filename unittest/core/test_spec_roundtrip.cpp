@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <type_traits>
+#include <variant>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,14 +29,27 @@ std::string read_bytes(const fs::path& path) {
   return s.str();
 }
 
-std::vector<std::string> golden_names() {
+// The files nvalchemi's released wheel (0.2.0; 0.3.0 writes the same bytes) saved.
+const char* const kRelease = "nvalchemi-0.2.0";
+
+// Golden files by path below kSpecs without ".json": the older writer's at the top, the
+// released wheel's below kRelease.
+std::vector<std::string> golden_names(const std::string& folder = "") {
   std::vector<std::string> names;
-  if (fs::is_directory(kSpecs)) {
-    for (const auto& entry : fs::directory_iterator(kSpecs)) {
-      if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  const fs::path dir = kSpecs / folder;
+  if (fs::is_directory(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() == ".json")
+        names.push_back((fs::path(folder) / entry.path().stem()).generic_string());
     }
   }
   std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> all_golden_names() {
+  std::vector<std::string> names = golden_names();
+  for (const std::string& n : golden_names(kRelease)) names.push_back(n);
   return names;
 }
 
@@ -42,6 +57,10 @@ std::string golden(const std::string& name) { return read_bytes(kSpecs / (name +
 
 TEST(GoldenSpecs, AllNineArePresent) {
   EXPECT_EQ(golden_names().size(), 9u) << "golden folder: " << kSpecs;
+}
+
+TEST(GoldenSpecs, TheReleasedWheelsTwentyArePresent) {
+  EXPECT_EQ(golden_names(kRelease).size(), 20u) << "golden folder: " << kSpecs / kRelease;
 }
 
 class GoldenRoundTrip : public ::testing::TestWithParam<std::string> {};
@@ -79,7 +98,7 @@ TEST_P(GoldenRoundTrip, KeyOrderDoesNotMatterOnRead) {
   EXPECT_EQ(write_mlip_spec(read_mlip_spec(reversed)), bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Specs, GoldenRoundTrip, ::testing::ValuesIn(golden_names()));
+INSTANTIATE_TEST_SUITE_P(Specs, GoldenRoundTrip, ::testing::ValuesIn(all_golden_names()));
 
 // --- Specs built in C++ ----------------------------------------------------------------------
 
@@ -97,9 +116,39 @@ MLIPSpec halo_spec() {
   return spec;
 }
 
-void expect_matches_golden(const MLIPSpec& built, const std::string& name) {
+// The same spec as the older writer spelled it: no "compile" member, transforms by type alone.
+MLIPSpec as_older_writer(MLIPSpec spec) {
+  spec.compile_written = false;
+  for (OpAdapter& op : spec.core.custom_ops)
+    for (auto& entry : op.output_transforms) entry.second.fields_written = false;
+  return spec;
+}
+
+// Python's re-save is lossy: a helper replacement it cannot import comes back null. The
+// released wheel's golden_* files went through that re-save; `helpers` are the ones it lost.
+MLIPSpec without_replacements(MLIPSpec spec, const std::vector<std::size_t>& helpers) {
+  for (std::size_t i : helpers) {
+    std::visit(
+        [](auto& helper) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(helper)>, ModuleForwardHelper>)
+            helper.replacement.reset();
+        },
+        spec.core.third_party_helpers.at(i));
+  }
+  return spec;
+}
+
+// A spec built in C++ equals its golden file in both spellings: the older writer's, and the
+// released wheel's re-save of it (golden_<name>), which adds "compile": null and every
+// transform field.
+void expect_matches_golden(const MLIPSpec& built, const std::string& name,
+                           const std::vector<std::size_t>& unimportable_replacements = {}) {
   EXPECT_EQ(built, read_mlip_spec(golden(name)));
-  EXPECT_EQ(write_mlip_spec(built), golden(name));
+  EXPECT_EQ(write_mlip_spec(as_older_writer(built)), golden(name));
+  const std::string release = std::string(kRelease) + "/golden_" + name;
+  const MLIPSpec resaved = without_replacements(built, unimportable_replacements);
+  EXPECT_EQ(resaved, read_mlip_spec(golden(release)));
+  EXPECT_EQ(write_mlip_spec(resaved), golden(release));
 }
 
 TEST(BuiltSpecs, MpnnHaloPreset) { expect_matches_golden(halo_spec(), "mpnn_halo_preset"); }
@@ -114,7 +163,7 @@ TEST(BuiltSpecs, LjHalo) {
 TEST(BuiltSpecs, EwaldHalo) {
   const auto slice = ArgTransform::slice_owned;
   const auto sum = OutputTransform::all_reduce_sum;
-  const std::map<int, OutputTransform> three_sums{{0, sum}, {1, sum}, {2, sum}};
+  const std::map<int, OutputTransformEntry> three_sums{{0, sum}, {1, sum}, {2, sum}};
   MLIPSpec spec = halo_spec();
   spec.core.custom_ops = {
       OpAdapter("alchemiops::_ewald_compute_partial_structure_factors", {{0, slice}, {1, slice}},
@@ -155,7 +204,7 @@ TEST(BuiltSpecs, UmaRefreshHalo) {
   };
   spec.core.shard_fields = {};
   spec.all_reduce_outputs = {"stress"};
-  expect_matches_golden(spec, "uma_refresh_halo");
+  expect_matches_golden(spec, "uma_refresh_halo", {0});
 }
 
 TEST(BuiltSpecs, MaceHaloFromAMixedAdapterList) {
@@ -170,7 +219,7 @@ TEST(BuiltSpecs, MaceHaloFromAMixedAdapterList) {
               "nvalchemi.distributed.helpers:neighbor_refresh_adapters.<locals>._refresh", "wrap"}),
       });
   spec.all_reduce_outputs = {"stress"};
-  expect_matches_golden(spec, "mace_halo");
+  expect_matches_golden(spec, "mace_halo", {1});
 }
 
 TEST(BuiltSpecs, DftD3Halo) {
@@ -242,7 +291,7 @@ TEST(ReadRules, OutputSetsAreSortedAndDeduplicated) {
 TEST(ReadRules, UnknownKeysAreIgnored) {
   const MLIPSpec spec = read_mlip_spec(R"({"version": 2, "comment": [1, {"x": null}],
       "core": {"policy": {"kind": "shard", "scatter_mode": "ignored", "extra": 1}, "later": true,
-               "custom_ops": [{"op": "a::b", "note": "x", "arg_transforms": {"0": {"type": "gather_inputs", "w": 2}}}],
+               "custom_ops": [{"op": "a::b", "note": "x", "arg_transforms": {"0": {"type": "gather_inputs"}}}],
                "third_party_helpers": [{"kind": "jit", "module_path": "m", "attr_name": "f", "since": 3}]}})");
   EXPECT_EQ(spec.core.policy, StoragePolicy("shard"));
   EXPECT_EQ(spec.core.custom_ops.at(0), OpAdapter("a::b", {{0, ArgTransform::gather_inputs}}));
@@ -376,6 +425,69 @@ TEST(WriteRules, RefusesWhatNoReaderWouldAccept) {
   MLIPSpec twice = halo_spec();
   twice.output_kinds.push_back({"energy", OutputKind::global});
   refused(twice, "/output_kinds/2/0");
+}
+
+}  // namespace
+
+// --- What the released wheel added, and error parity with its reader ---------------------------
+
+namespace {
+
+TEST(ReleaseFields, CompileIsReadWithNvalchemisDefaults) {
+  const MLIPSpec spec = read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "halo"}},
+      "compile": {"force_strategy": "framework_from_global_energy"}})");
+  ASSERT_TRUE(spec.compile);
+  EXPECT_EQ(spec.compile->force_strategy, ForceStrategy::framework_from_global_energy);
+  EXPECT_TRUE(spec.compile->static_shapes);
+  EXPECT_FALSE(spec.compile->stress_via_strain);
+  EXPECT_TRUE(spec.compile->forces_via_autograd());
+  EXPECT_TRUE(spec.compile_written);
+}
+
+TEST(ReleaseFields, NullAbsentAndPolicyAreTellApartOnWrite) {
+  const std::string base = R"({"version": 2, "core": {"policy": {"kind": "halo"}})";
+  const MLIPSpec absent = read_mlip_spec(base + "}");
+  const MLIPSpec null = read_mlip_spec(base + R"(, "compile": null})");
+  EXPECT_FALSE(absent.compile_written);
+  EXPECT_TRUE(null.compile_written);
+  EXPECT_EQ(absent, null);  // the same meaning: the model computes its own forces
+  EXPECT_EQ(write_mlip_spec(absent).find("compile"), std::string::npos);
+  EXPECT_NE(write_mlip_spec(null).find("\"compile\": null\n}"), std::string::npos);
+}
+
+TEST(ReleaseFields, ReplicatedConsumerIsMeaningTransformSpellingIsNot) {
+  const auto read = [](const std::string& transform) {
+    return read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "halo"}, "custom_ops": [{"op": "a::b",
+        "output_transforms": {"0": )" + transform + "}}]}}");
+  };
+  const MLIPSpec terse = read(R"({"type": "all_reduce_sum"})");
+  const MLIPSpec spelled = read(R"({"type": "all_reduce_sum", "replicated_consumer": false})");
+  const MLIPSpec replicated = read(R"({"type": "all_reduce_sum", "replicated_consumer": true})");
+  EXPECT_EQ(terse, spelled);
+  EXPECT_NE(spelled, replicated);
+  EXPECT_TRUE(replicated.core.custom_ops[0].output_transforms.at(0).replicated_consumer);
+  EXPECT_EQ(write_mlip_spec(terse).find("replicated_consumer"), std::string::npos);
+  EXPECT_NE(write_mlip_spec(replicated).find("\"replicated_consumer\": true"), std::string::npos);
+}
+
+// nvalchemi's reader accepts these; so does this one (doc/pair_distspec.rst, error parity).
+TEST(ErrorParity, VersionIsComparedByValue) {
+  EXPECT_EQ(read_mlip_spec(R"({"version": 2.0, "core": {"policy": {"kind": "halo"}}})"),
+            read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "halo"}}})"));
+}
+
+TEST(ErrorParity, RepeatedShardFieldsAreKeptAsWritten) {
+  const std::string bytes = write_mlip_spec(
+      read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "halo"}, "shard_fields": ["positions", "positions"]}})"));
+  const MLIPSpec spec = read_mlip_spec(bytes);
+  EXPECT_EQ(spec.core.shard_fields, (std::vector<std::string>{"positions", "positions"}));
+  EXPECT_EQ(write_mlip_spec(spec), bytes);
+}
+
+TEST(ErrorParity, AByteOrderMarkInsideAModelFileSpecIsNotTheSpecFiles) {
+  // The mark is a property of a file's bytes: a spec object handed over in memory has none.
+  const auto j = nlohmann::json::parse(R"({"version": 2, "core": {"policy": {"kind": "halo"}}})");
+  EXPECT_EQ(mlip_spec_from_json(j, "model.json", "/spec").core.policy.kind, "halo");
 }
 
 }  // namespace

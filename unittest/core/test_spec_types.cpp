@@ -267,7 +267,20 @@ TEST(Summary, NamesEveryPart) {
             "    stress  per_graph  all_reduce\n"
             "shard_fields   positions\n"
             "node keys      energy atomic_energies, virial -\n"
-            "flags          system_reductions true, gp_replicate_geometry false\n");
+            "flags          system_reductions true, gp_replicate_geometry false\n"
+            "compile        not written (the model computes its own forces)\n");
+}
+
+TEST(Summary, NamesTheCompilePolicyAndReplicatedConsumers) {
+  const MLIPSpec spec = read_mlip_spec(R"({"version": 2, "core": {"policy": {"kind": "halo"},
+      "custom_ops": [{"op": "a::k", "output_transforms": {"0": {"type": "all_reduce_sum", "replicated_consumer": true}}}]},
+      "compile": {"static_shapes": false, "force_strategy": "framework_from_node_energy", "stress_via_strain": true}})");
+  const std::string text = summarize_mlip_spec(spec);
+  EXPECT_NE(text.find("a::k  outputs 0:all_reduce_sum(replicated_consumer)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("compile        force_strategy framework_from_node_energy, static_shapes false, "
+                      "stress_via_strain true\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

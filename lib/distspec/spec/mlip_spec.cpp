@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "distspec/spec/name_table.h"
+
 namespace distspec {
 namespace {
 
@@ -19,26 +21,11 @@ bool contains(const std::vector<std::string>& list, std::string_view name) {
 
 }  // namespace
 
-std::string_view to_string(OutputKind k) {
-  for (const auto& [kind, name] : kKindNames) {
-    if (kind == k) return name;
-  }
-  return "unknown";
-}
-
+std::string_view to_string(OutputKind k) { return name_table::name_of(kKindNames, k, "unknown"); }
 std::optional<OutputKind> output_kind_from_string(std::string_view name) {
-  for (const auto& [kind, n] : kKindNames) {
-    if (n == name) return kind;
-  }
-  return std::nullopt;
+  return name_table::value_of(kKindNames, name);
 }
-
-std::string output_kind_list() {
-  std::string list;
-  for (const auto& entry : kKindNames)
-    list += (list.empty() ? "" : ", ") + std::string(entry.second);
-  return list;
-}
+std::string output_kind_list() { return name_table::list_of(kKindNames); }
 
 std::optional<OutputKind> MLIPSpec::output_kind(std::string_view name) const {
   for (const auto& [n, kind] : output_kinds) {
@@ -59,7 +46,8 @@ bool operator==(const MLIPSpec& a, const MLIPSpec& b) {
          a.node_energy_key == b.node_energy_key && a.node_virial_key == b.node_virial_key &&
          a.gp_replicate_geometry == b.gp_replicate_geometry &&
          a.owned_only_outputs == b.owned_only_outputs &&
-         a.all_reduce_outputs == b.all_reduce_outputs && a.output_kinds == b.output_kinds;
+         a.all_reduce_outputs == b.all_reduce_outputs && a.output_kinds == b.output_kinds &&
+         a.compile == b.compile;
 }
 
 }  // namespace distspec

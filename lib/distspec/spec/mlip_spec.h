@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "distspec/spec/compile_policy.h"
 #include "distspec/spec/distribution_spec.h"
 
 namespace distspec {
@@ -30,6 +31,11 @@ struct MLIPSpec {
   std::vector<std::string> owned_only_outputs;  // exact on owned rows already
   std::vector<std::string> all_reduce_outputs;  // per-rank partials, summed over ranks
   std::vector<std::pair<std::string, OutputKind>> output_kinds;  // sorted by name
+  // nullopt: "compile": null, or no member: the model computes its own forces.
+  std::optional<CompilePolicy> compile;
+  // Spelling, not meaning: whether the file had a "compile" member (nvalchemi >= 0.2 always
+  // writes one), so that an older file is written back in its own bytes.
+  bool compile_written = true;
 
   std::optional<OutputKind> output_kind(std::string_view name) const;
   bool is_owned_only(std::string_view name) const;

@@ -4,9 +4,14 @@
 #include <utility>
 
 #include "distspec/error.h"
+#include "distspec/spec/name_table.h"
 
 namespace distspec {
 namespace {
+
+using name_table::list_of;
+using name_table::name_of;
+using name_table::value_of;
 
 // Names as nvalchemi's op_transforms registry spells them, in its order.
 constexpr std::array<std::pair<ArgTransform, std::string_view>, 3> kArgNames{{
@@ -19,30 +24,6 @@ constexpr std::array<std::pair<OutputTransform, std::string_view>, 3> kOutputNam
     {OutputTransform::all_reduce_sum, "all_reduce_sum"},
     {OutputTransform::slice_outputs_owned, "slice_outputs_owned"},
 }};
-
-template <class Table, class Enum>
-std::string_view name_of(const Table& table, Enum value) {
-  for (const auto& [e, name] : table) {
-    if (e == value) return name;
-  }
-  return "?";
-}
-
-template <class Table>
-auto value_of(const Table& table, std::string_view name)
-    -> std::optional<typename Table::value_type::first_type> {
-  for (const auto& [e, n] : table) {
-    if (n == name) return e;
-  }
-  return std::nullopt;
-}
-
-template <class Table>
-std::string list_of(const Table& table) {
-  std::string list;
-  for (const auto& entry : table) list += (list.empty() ? "" : ", ") + std::string(entry.second);
-  return list;
-}
 
 }  // namespace
 
@@ -59,14 +40,22 @@ std::string output_transform_list() { return list_of(kOutputNames); }
 
 std::optional<std::string> op_name_problem(std::string_view op) {
   const auto sep = op.find("::");
-  if (sep == std::string_view::npos || sep == 0 || sep + 2 == op.size()) {
+  if (sep == std::string_view::npos || sep == 0 || sep + 2 == op.size() ||
+      op.find("::", sep + 2) != std::string_view::npos) {
     return "op name " + quote(op) + " is not of the form 'namespace::name'";
   }
   return std::nullopt;
 }
 
+std::vector<std::string_view> transform_fields(ArgTransform) { return {}; }
+
+std::vector<std::string_view> transform_fields(OutputTransform t) {
+  if (t == OutputTransform::all_reduce_sum) return {"replicated_consumer"};
+  return {};
+}
+
 OpAdapter::OpAdapter(std::string op_name, std::map<int, ArgTransform> args,
-                     std::map<int, OutputTransform> outputs)
+                     std::map<int, OutputTransformEntry> outputs)
     : op(std::move(op_name)),
       arg_transforms(std::move(args)),
       output_transforms(std::move(outputs)) {

@@ -164,11 +164,32 @@ int parse_position(const std::string& text, const std::string& pointer) {
   return static_cast<int>(value);
 }
 
-template <class Enum, class Json, class FromString>
-std::map<int, Enum> read_transforms(const Json& op, const std::string& pointer, const char* key,
-                                    FromString from_string, const char* what,
-                                    const std::string& names) {
-  std::map<int, Enum> transforms;
+// A transform's fields other than "type" must be fields of its type (nvalchemi builds the
+// dataclass from them and refuses any other); `read_field` takes each known one.
+template <class Json, class ReadField>
+void read_transform_fields(const Json& entry, const std::string& pointer, std::string_view type,
+                           const std::vector<std::string_view>& fields, ReadField read_field) {
+  for (const auto& [key, value] : entry.items()) {
+    if (key == "type") continue;
+    if (std::find(fields.begin(), fields.end(), key) == fields.end()) {
+      std::string known;
+      for (std::string_view f : fields) known += (known.empty() ? "" : ", ") + std::string(f);
+      fail(error_id::value, pointer + "/" + json_pointer_token(key),
+           "transform " + quote(type) + " has no field " + quote(key),
+           known.empty() ? "a '" + std::string(type) + "' transform is written as {\"type\": \"" +
+                               std::string(type) + "\"} alone"
+                         : "its fields are: " + known);
+    }
+    read_field(key, value, pointer + "/" + json_pointer_token(key));
+  }
+}
+
+// Walks {"<position>": {"type": NAME, ...fields}}; `make` turns (type, entry, pointer) into the
+// stored transform.
+template <class Stored, class Json, class Make>
+std::map<int, Stored> read_transforms(const Json& op, const std::string& pointer, const char* key,
+                                      Make make) {
+  std::map<int, Stored> transforms;
   const Json* v = member(op, key);
   if (!v) return transforms;
   const std::string at = pointer + "/" + key;
@@ -176,14 +197,49 @@ std::map<int, Enum> read_transforms(const Json& op, const std::string& pointer, 
     const std::string entry_at = at + "/" + json_pointer_token(position);
     const int index = parse_position(position, entry_at);
     const std::string type = required_string(object_at(entry, entry_at), entry_at, "type");
-    const std::optional<Enum> transform = from_string(type);
-    if (!transform) {
-      fail(error_id::value, entry_at + "/type", std::string("unknown ") + what + " " + quote(type),
-           "expected one of " + names);
-    }
-    transforms.emplace(index, *transform);
+    transforms.emplace(index, make(type, entry, entry_at));
   }
   return transforms;
+}
+
+template <class Json>
+std::map<int, ArgTransform> read_arg_transforms(const Json& op, const std::string& pointer) {
+  return read_transforms<ArgTransform>(
+      op, pointer, "arg_transforms",
+      [](const std::string& type, const Json& entry, const std::string& at) {
+        const std::optional<ArgTransform> t = arg_transform_from_string(type);
+        if (!t) {
+          fail(error_id::value, at + "/type", "unknown arg transform " + quote(type),
+               "expected one of " + arg_transform_list());
+        }
+        read_transform_fields(entry, at, type, transform_fields(*t),
+                              [](const std::string&, const Json&, const std::string&) {});
+        return *t;
+      });
+}
+
+template <class Json>
+std::map<int, OutputTransformEntry> read_output_transforms(const Json& op,
+                                                           const std::string& pointer) {
+  return read_transforms<OutputTransformEntry>(
+      op, pointer, "output_transforms",
+      [](const std::string& type, const Json& entry, const std::string& at) {
+        const std::optional<OutputTransform> t = output_transform_from_string(type);
+        if (!t) {
+          fail(error_id::value, at + "/type", "unknown output transform " + quote(type),
+               "expected one of " + output_transform_list());
+        }
+        OutputTransformEntry stored(*t);
+        stored.fields_written = transform_fields(*t).empty();
+        read_transform_fields(entry, at, type, transform_fields(*t),
+                              [&](const std::string&, const Json& value, const std::string& field_at) {
+                                // replicated_consumer, the one field a transform type has
+                                if (!value.is_boolean()) fail_type(field_at, "boolean", value);
+                                stored.replicated_consumer = value.template get<bool>();
+                                stored.fields_written = true;
+                              });
+        return stored;
+      });
 }
 
 template <class Json>
@@ -206,13 +262,8 @@ OpAdapter read_op(const Json& v, const std::string& pointer) {
   const Json& obj = object_at(v, pointer);
   std::string name = required_string(obj, pointer, "op");
   if (auto problem = op_name_problem(name)) fail(error_id::value, pointer + "/op", *problem);
-  return OpAdapter(
-      std::move(name),
-      read_transforms<ArgTransform>(obj, pointer, "arg_transforms", arg_transform_from_string,
-                                    "arg transform", arg_transform_list()),
-      read_transforms<OutputTransform>(obj, pointer, "output_transforms",
-                                       output_transform_from_string, "output transform",
-                                       output_transform_list()));
+  return OpAdapter(std::move(name), read_arg_transforms(obj, pointer),
+                   read_output_transforms(obj, pointer));
 }
 
 // Optional fields take nvalchemi's from_dict defaults (replacement null, jit mode "eager",
@@ -260,9 +311,8 @@ std::vector<std::string> read_shard_fields(const Json& v, const std::string& poi
       fail(error_id::value, at, "unknown shard field " + quote(name),
            "expected one of " + shard_field_list());
     }
-    if (std::find(fields.begin(), fields.end(), name) != fields.end()) {
-      fail(error_id::value, at, "shard field " + quote(name) + " listed twice");
-    }
+    // A repeat promotes nothing more; kept so the file is written back as it was (nvalchemi
+    // keeps the list as a tuple).
     fields.push_back(std::move(name));
   }
   return fields;
@@ -331,12 +381,32 @@ std::vector<std::pair<std::string, OutputKind>> read_output_kinds(const Json& v,
   return kinds;
 }
 
+// "compile": null, or {"static_shapes", "force_strategy", "stress_via_strain"} with nvalchemi's
+// defaults for the two booleans; force_strategy is required, as nvalchemi's reader requires it.
+template <class Json>
+std::optional<CompilePolicy> read_compile(const Json& v, const std::string& pointer) {
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_object()) fail_type(pointer, "object or null", v);
+  CompilePolicy policy;
+  const std::string name = required_string(v, pointer, "force_strategy");
+  const std::optional<ForceStrategy> strategy = force_strategy_from_string(name);
+  if (!strategy) {
+    fail(error_id::value, pointer + "/force_strategy", "unknown force strategy " + quote(name),
+         "expected one of " + force_strategy_list());
+  }
+  policy.force_strategy = *strategy;
+  policy.static_shapes = bool_or(v, pointer, "static_shapes", true);
+  policy.stress_via_strain = bool_or(v, pointer, "stress_via_strain", false);
+  return policy;
+}
+
 template <class Json>
 MLIPSpec read_spec(const Json& root, const std::string& base) {
   const Json& obj = object_at(root, base);
-  // The version decides how to read the rest, so it is checked first.
+  // The version decides how to read the rest, so it is checked first. Compared by value, as
+  // nvalchemi does (2.0 == 2 in Python; a boolean is not a number here).
   const Json& version = required(obj, base, "version");
-  if (!version.is_number_integer() || version != 2) {
+  if (!version.is_number() || version != 2) {
     fail(error_id::version, base + "/version", "expected integer 2, found " + describe(version));
   }
   MLIPSpec spec;
@@ -350,6 +420,9 @@ MLIPSpec read_spec(const Json& root, const std::string& base) {
   if (const Json* kinds = member(obj, "output_kinds")) {
     spec.output_kinds = read_output_kinds(*kinds, base + "/output_kinds");
   }
+  const Json* compile = member(obj, "compile");
+  spec.compile_written = compile != nullptr;
+  if (compile) spec.compile = read_compile(*compile, base + "/compile");
   return spec;
 }
 
@@ -378,6 +451,13 @@ MLIPSpec mlip_spec_from_json(const nlohmann::ordered_json& value, const std::str
 }
 
 MLIPSpec read_mlip_spec(std::string_view bytes, const std::string& file) {
+  // JSON parsers may skip a byte-order mark; Python's json.loads, and so nvalchemi, refuses it.
+  if (bytes.substr(0, 3) == "\xEF\xBB\xBF") {
+    throw Error(error_id::parse, "",
+                "the file starts with a UTF-8 byte-order mark, which JSON does not allow (RFC 8259, "
+                "section 8.1) and nvalchemi's loader refuses",
+                "save the file as UTF-8 without a byte-order mark", file);
+  }
   return read_guarded(parse_json_strict(bytes, file), file, "");
 }
 

@@ -35,14 +35,28 @@ Json policy_json(const StoragePolicy& policy) {
   return j;
 }
 
+// {"type": NAME} plus the type's fields, in nvalchemi's order, where the transform writes them.
+Json transform_json(ArgTransform t) {
+  Json entry = Json::object();
+  entry["type"] = std::string(to_string(t));
+  return entry;
+}
+
+Json transform_json(const OutputTransformEntry& t) {
+  Json entry = Json::object();
+  entry["type"] = std::string(to_string(t.type));
+  if (t.type == OutputTransform::all_reduce_sum && t.fields_written) {
+    entry["replicated_consumer"] = t.replicated_consumer;
+  }
+  return entry;
+}
+
 template <class Map>
 Json transforms_json(const Map& transforms, const std::string& pointer) {
   Json j = Json::object();
   for (const auto& [position, transform] : transforms) {  // std::map: ascending positions
     if (position < 0) refuse(pointer + "/" + std::to_string(position), "position is negative");
-    Json entry = Json::object();
-    entry["type"] = std::string(to_string(transform));
-    j[std::to_string(position)] = std::move(entry);
+    j[std::to_string(position)] = transform_json(transform);
   }
   return j;
 }
@@ -107,6 +121,15 @@ Json core_json(const DistributionSpec& core) {
   return j;
 }
 
+Json compile_json(const std::optional<CompilePolicy>& compile) {
+  if (!compile) return Json(nullptr);
+  Json j = Json::object();
+  j["static_shapes"] = compile->static_shapes;
+  j["force_strategy"] = std::string(to_string(compile->force_strategy));
+  j["stress_via_strain"] = compile->stress_via_strain;
+  return j;
+}
+
 Json sorted_names(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -137,6 +160,7 @@ nlohmann::ordered_json mlip_spec_to_json(const MLIPSpec& spec) {
     j["output_kinds"].push_back(
         Json::array({kinds[i].first, std::string(to_string(kinds[i].second))}));
   }
+  if (spec.compile_written) j["compile"] = compile_json(spec.compile);
   return j;
 }
 

@@ -26,12 +26,17 @@ std::string printable(const std::string& s) {
 
 std::string or_dash(const std::optional<std::string>& s) { return s ? printable(*s) : "-"; }
 
+std::string transform_name(ArgTransform t) { return std::string(to_string(t)); }
+std::string transform_name(const OutputTransformEntry& t) {
+  return std::string(to_string(t.type)) + (t.replicated_consumer ? "(replicated_consumer)" : "");
+}
+
 template <class Map>
 std::string positions(const char* label, const Map& transforms) {
   if (transforms.empty()) return {};
   std::string text = std::string("  ") + label;
   for (const auto& [position, t] : transforms) {
-    text += " " + std::to_string(position) + ":" + std::string(to_string(t));
+    text += " " + std::to_string(position) + ":" + transform_name(t);
   }
   return text;
 }
@@ -93,6 +98,15 @@ std::string summarize_mlip_spec(const MLIPSpec& spec) {
   out += std::string("flags          system_reductions ") +
          (spec.system_reductions ? "true" : "false") + ", gp_replicate_geometry " +
          (spec.gp_replicate_geometry ? "true" : "false") + "\n";
+  out += "compile        ";
+  if (!spec.compile) {
+    out += spec.compile_written ? "null (the model computes its own forces)\n"
+                                : "not written (the model computes its own forces)\n";
+  } else {
+    out += "force_strategy " + std::string(to_string(spec.compile->force_strategy)) +
+           ", static_shapes " + (spec.compile->static_shapes ? "true" : "false") +
+           ", stress_via_strain " + (spec.compile->stress_via_strain ? "true" : "false") + "\n";
+  }
   return out;
 }
 
