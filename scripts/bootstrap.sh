@@ -45,7 +45,14 @@ install_packages() {
 SRCLIST_DIR="$CACHE/apt-src"
 APT_OPTS=(-o "Dir::Etc::SourceList=$SRCLIST_DIR/sources.list" -o "Dir::Etc::SourceParts=/dev/null" -o "APT::Sandbox::User=root"
           -o "Dir::State::Lists=$SRCLIST_DIR/lists" -o "Dir::Cache=$SRCLIST_DIR/cache")
-MIRROR=${DISTSPEC_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The archive's address is the machine's own: the first configured repository that serves the
+# plain release (not -updates or -security), as apt itself lists its index targets.
+debian_archive() {
+  apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Created-By: Packages' 2>/dev/null |
+    awk '$2 !~ /-/ {sub(/\/$/, "", $1); print $1; exit}'
+}
+MIRROR=${DISTSPEC_DEBIAN_MIRROR:-$(debian_archive)}
+[ -n "$MIRROR" ] || { log "no Debian repository in the apt configuration; set DISTSPEC_DEBIAN_MIRROR"; exit 1; }
 source_index_ready=0
 update_source_index() {
   [ $source_index_ready = 1 ] && return 0
