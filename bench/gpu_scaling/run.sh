@@ -28,11 +28,12 @@ strong_cells=${DISTSPEC_SCALING_STRONG:-40}   # 256 000 atoms in all
 device=${DISTSPEC_SCALING_DEVICE:-cuda}       # cpu: try the script where no GPU is
 out=${OUT_DIR:-$here/out}
 mkdir -p "$out"
+# Relative to the repository, where LAMMPS runs: logs name no path of this machine.
 model_file() {
   case $1 in
-    eam) echo "$repo/potentials/cu_eam_u3.json" ;;
-    mpnn2) echo "$repo/potentials/cu_mpnn_L2.json" ;;
-    mpnn4) echo "$repo/potentials/cu_mpnn_L4.json" ;;
+    eam) echo "potentials/cu_eam_u3.json" ;;
+    mpnn2) echo "potentials/cu_mpnn_L2.json" ;;
+    mpnn4) echo "potentials/cu_mpnn_L4.json" ;;
   esac
 }
 
@@ -40,8 +41,8 @@ model_file() {
 measure() {
   local model=$1 n=$2 nx=$3 ny=$4 nz=$5 log=$out/$1.np$2.$3x$4x$5.log
   # A run that stops on one rank must not hold the others (and the GPU machine) forever.
-  timeout "${DISTSPEC_SCALING_TIMEOUT:-240}" mpirun --oversubscribe -np "$n" "$lmp" -in "$here/in.scaling" -log "$log" -screen none -var plugin "$plugin" \
-    -var model "$(model_file "$model")" -var nx "$nx" -var ny "$ny" -var nz "$nz" -var steps "$steps" -var device "$device" >/dev/null 2>&1 ||
+  (cd "$repo" && timeout "${DISTSPEC_SCALING_TIMEOUT:-240}" mpirun --oversubscribe -np "$n" "$lmp" -in "$here/in.scaling" -log "$log" -screen none -var plugin "$plugin" \
+    -var model "$(model_file "$model")" -var nx "$nx" -var ny "$ny" -var nz "$nz" -var steps "$steps" -var device "$device" >/dev/null 2>&1) ||
     { echo "FAIL $log" >&2; grep ERROR "$log" >&2 || true; echo "nan nan 0"; return; }
   # The last run's loop time and the last DISTSPEC breakdown's exchange row (avg column).
   awk '/^Loop time of/ {t = $4; s = $9; a = $12}

@@ -37,10 +37,11 @@ for rep in $(seq 1 "$repeats"); do
       for halo in per_layer expanded; do
         tag="$L.$np.$halo.$rep"
         echo "bench: L = $L, $np rank(s), halo $halo, $steps steps (repeat $rep)" >&2
-        mpirun --oversubscribe -np "$np" /usr/bin/time -f "BENCH maxrss_kb %M" \
-          "$DISTSPEC_LMP" -in "$here/in.halo" -log "$out/log.$tag" -screen none -var plugin "$PLUGIN" \
-          -var model "$out/models/cu_mpnn_L$L.json" -var halo "$halo" -var n "$cells" -var steps "$steps" \
-          2> "$out/rss.$tag" || { cat "$out/rss.$tag" >&2; exit 1; }
+        # In the output folder, the model named relative to it: logs name no path of this machine.
+        (cd "$out" && mpirun --oversubscribe -np "$np" /usr/bin/time -f "BENCH maxrss_kb %M" \
+          "$DISTSPEC_LMP" -in "$here/in.halo" -log "log.$tag" -screen none -var plugin "$PLUGIN" \
+          -var model "models/cu_mpnn_L$L.json" -var halo "$halo" -var n "$cells" -var steps "$steps" \
+          2> "rss.$tag") || { cat "$out/rss.$tag" >&2; exit 1; }
       done
     done
   done

@@ -32,9 +32,10 @@ for model in $models; do
     steps=$(( budget / atoms > 20 ? budget / atoms : 20 ))
     for np in $ranks; do
       echo "bench: $model, $((4 * n * n * n)) atoms, $np rank(s), $repeats x $steps steps per style" >&2
-      mpirun --oversubscribe -np "$np" "$DISTSPEC_LMP" -in "$here/in.compare" -log "$out/log.$model.$atoms.$np" \
-        -screen none -var plugin "$PLUGIN" -var pot "$repo/potentials" -var model "$model" -var n "$n" \
-        -var steps "$steps" -var repeats "$repeats"
+      # From the repository, with its potentials/ relative: logs name no path of this machine.
+      (cd "$repo" && mpirun --oversubscribe -np "$np" "$DISTSPEC_LMP" -in "$here/in.compare" \
+        -log "$out/log.$model.$atoms.$np" -screen none -var plugin "$PLUGIN" -var pot potentials -var model "$model" \
+        -var n "$n" -var steps "$steps" -var repeats "$repeats")
     done
   done
 done
