@@ -6,14 +6,20 @@
 #      lmp, MPI, PLUGIN, KOKKOS (external Kokkos 3.4.01, OpenMP+Serial, built from bookworm's
 #      trilinos source), MANYBODY, KSPACE, exceptions on.
 #   B: LAMMPS 4 Feb 2025 (trixie lammps_20250204+dfsg.1.orig.tar.xz), CPU only.
+#   C: a Python virtual environment (Debian's python3 -m venv) with pinned torch and
+#      nvalchemi-toolkit, for the live interop test against nvalchemi and the torch backend;
+#      MACE (mace-torch, which pins its own e3nn) in a second venv layered on the first.
 #
 # Idempotent: every stage leaves a stamp in its cache folder, whose name is keyed by version and
 # options, so a warm machine skips straight through. Never touches the machine's apt sources:
 # source indices come from a temporary list passed with -o options.
 #
 # Environment: DISTSPEC_CACHE (default ~/.cache/distspec), DISTSPEC_JOBS (default nproc),
-#              DISTSPEC_SKIP_APT=1 to skip the apt-get install step.
+#              DISTSPEC_SKIP_APT=1 to skip the apt-get install step,
+#              DISTSPEC_SKIP_PYTHON=1 to skip the Python environments (about 6.5 GB).
 # Output: $DISTSPEC_CACHE/env.sh, which exports the paths of the builds.
+# `bootstrap.sh python` runs only the Debian packages and the Python stage, and updates the
+# DISTSPEC_PYTHON* lines of an existing env.sh.
 set -euo pipefail
 
 CACHE=${DISTSPEC_CACHE:-$HOME/.cache/distspec}
@@ -25,7 +31,7 @@ log() { printf '[bootstrap] %s\n' "$*"; }
 # Debian packages
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config git ca-certificates curl xz-utils
               lz4 dpkg-dev openmpi-bin libopenmpi-dev nlohmann-json3-dev libgtest-dev
-              python3 gnuplot-nox time clang llvm valgrind)
+              python3 python3-venv gnuplot-nox time clang llvm valgrind)
 install_packages() {
   [ "${DISTSPEC_SKIP_APT:-0}" = 1 ] && return 0
   local missing=()
@@ -144,9 +150,103 @@ build_lammps() {
   touch "$root/build/.built"
 }
 
+# ---------------------------------------------------------------------------------------------
+# Python environments, from the package index pip is configured with (its default unless the
+# machine's pip configuration says otherwise). The key names the interpreter and every pinned
+# version, so a change of either builds a new environment beside the old one.
+#   base: torch (the default x86-64 wheel, CUDA included: about 6 GB; the index has no CPU-only
+#         one) + nvalchemi-toolkit + aimnet (nvalchemi's AIMNet2 wrapper needs it).
+#   mace: mace-torch pins e3nn 0.4.4, which clashes with other e3nn users of the base, so it
+#         lives in its own venv that sees the base's packages (torch above all) through a .pth
+#         file: about 0.3 GB more instead of a second torch.
+PY_TORCH=2.15.0
+PY_NVALCHEMI=0.2.0
+PY_AIMNET=0.2.6
+PY_MACE=0.3.15
+PY_CUEQ=0.13.0
+PY_BASE_REQS=("torch==$PY_TORCH" "nvalchemi-toolkit==$PY_NVALCHEMI" "aimnet==$PY_AIMNET")
+PY_MACE_REQS=("mace-torch==$PY_MACE" "cuequivariance-torch==$PY_CUEQ")
+PIP_OPTS=(--no-input --disable-pip-version-check --no-cache-dir --progress-bar off)
+
+# make_venv DIR LOG: a fresh venv at DIR with current pip and wheel.
+make_venv() {
+  local dir=$1 logf=$2
+  rm -rf "$dir" "$dir.log"
+  /usr/bin/python3 -m venv "$dir" > "$logf" 2>&1 || { cat "$logf"; log "python3 -m venv $dir failed"; return 1; }
+  "$dir/bin/python" -m pip install "${PIP_OPTS[@]}" --upgrade pip wheel >> "$logf" 2>&1 ||
+    { tail -20 "$logf"; log "pip could not upgrade pip and wheel in $dir (log: $logf)"; return 1; }
+}
+# pip_install DIR LOG REQS...: install REQS into the venv at DIR; a failure names the log.
+pip_install() {
+  local dir=$1 logf=$2; shift 2
+  log "pip install $* -> $dir (minutes)"
+  if ! "$dir/bin/python" -m pip install "${PIP_OPTS[@]}" "$@" >> "$logf" 2>&1; then
+    tail -30 "$logf"
+    log "pip install $* failed (log: $logf)"
+    return 1
+  fi
+}
+site_packages() { "$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+
+PY_VERSION=$(/usr/bin/python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)
+PY_BASE_KEY=pyenv-py$PY_VERSION-torch$PY_TORCH-nvalchemi$PY_NVALCHEMI-aimnet$PY_AIMNET
+PY_MACE_KEY=$PY_BASE_KEY+mace$PY_MACE-cueq$PY_CUEQ
+build_python_env() {
+  local base="$CACHE/$PY_BASE_KEY" mace="$CACHE/$PY_MACE_KEY"
+  [ -f "$base/.built" ] && [ -f "$mace/.built" ] && return 0
+  [ -n "$PY_VERSION" ] || { log "no /usr/bin/python3"; return 1; }
+  local t0=$SECONDS
+  if [ ! -f "$base/.built" ]; then
+    log "Python environment $base"
+    rm -rf "$mace"                    # layered on the base: rebuilt with it
+    make_venv "$base" "$base.log" || return 1
+    pip_install "$base" "$base.log" "${PY_BASE_REQS[@]}" || return 1
+    "$base/bin/python" -c 'import torch, nvalchemi.distributed.spec, aimnet' >> "$base.log" 2>&1 ||
+      { tail -20 "$base.log"; log "the new environment cannot import torch, nvalchemi or aimnet (log: $base.log)"; return 1; }
+    touch "$base/.built"
+  fi
+  if [ ! -f "$mace/.built" ]; then
+    log "Python environment $mace (on top of $base)"
+    make_venv "$mace" "$mace.log" || return 1
+    # site.addsitedir (not a bare path line) so the base's own .pth files are processed too.
+    printf 'import site; site.addsitedir(%s)\n' "'$(site_packages "$base")'" > "$(site_packages "$mace")/distspec-base-env.pth"
+    pip_install "$mace" "$mace.log" "${PY_MACE_REQS[@]}" || return 1
+    # The layer must use the base's torch, not a second copy that pip pulled in.
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 "$mace/bin/python" -c '
+import sys, torch, mace.modules, nvalchemi.models.mace
+assert torch.__file__.startswith(sys.argv[1]), torch.__file__' "$(site_packages "$base")" >> "$mace.log" 2>&1 ||
+      { tail -20 "$mace.log"; log "the MACE environment cannot import mace, or has its own torch (log: $mace.log)"; return 1; }
+    touch "$mace/.built"
+  fi
+  log "Python environments ready ($(( SECONDS - t0 )) s)"
+}
+python_env_lines() {
+  if [ "${DISTSPEC_SKIP_PYTHON:-0}" = 1 ]; then
+    echo "unset DISTSPEC_PYTHON DISTSPEC_PYTHON_MACE"
+  else
+    echo "export DISTSPEC_PYTHON='$CACHE/$PY_BASE_KEY/bin/python'"
+    echo "export DISTSPEC_PYTHON_MACE='$CACHE/$PY_MACE_KEY/bin/python'"
+  fi
+}
+python_stage() {
+  [ "${DISTSPEC_SKIP_PYTHON:-0}" = 1 ] && { log "DISTSPEC_SKIP_PYTHON=1: no Python environments"; return 0; }
+  build_python_env || { log "the Python environment stage failed"; exit 1; }
+}
+
 LAMMPS_2021_KEY=lammps-20210929u2-mpi-kokkos-omp-plugin-manybody-kspace-molecule
 LAMMPS_2025_KEY=lammps-20250204-mpi-plugin-manybody-kspace-molecule
 main() {
+  if [ "${1:-}" = python ]; then
+    install_packages
+    python_stage
+    local envf="$CACHE/env.sh" tmp="$CACHE/env.sh.tmp"
+    : > "$tmp"
+    if [ -f "$envf" ]; then grep -v 'DISTSPEC_PYTHON' "$envf" > "$tmp" || true; fi
+    python_env_lines >> "$tmp"
+    mv "$tmp" "$envf"
+    log "ready: $envf"
+    return 0
+  fi
   install_packages
   build_kokkos
   fetch_orig lammps 20220106.git7586adbb6a+ds1-2 lammps_20220106.git7586adbb6a+ds1.orig.tar.xz
@@ -159,12 +259,14 @@ main() {
   else
     log "LAMMPS 4 Feb 2025 source tarball not available from the Debian archive: continuing with LAMMPS 29 Sep 2021 only"
   fi
+  python_stage
   {
     echo "export DISTSPEC_CACHE='$CACHE'"
     echo "export DISTSPEC_KOKKOS_DIR='$KOKKOS_PREFIX/lib/cmake/Kokkos'"
     echo "export DISTSPEC_LAMMPS_2021='$CACHE/$LAMMPS_2021_KEY'"
     if [ $have_2025 = 1 ]; then echo "export DISTSPEC_LAMMPS_2025='$CACHE/$LAMMPS_2025_KEY'"
     else echo "unset DISTSPEC_LAMMPS_2025"; fi
+    python_env_lines
   } > "$CACHE/env.sh"
   log "ready: $CACHE/env.sh"
 }
