@@ -14,7 +14,9 @@ build_against() {
   local lammps=$1 tag=$2 dir="$here/build/lammps-$2"
   shift 2
   cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" "$@" > "$dir.configure.log" 2>&1 \
+    -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
+    -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-}" -DDISTSPEC_PYTHON_MACE="${DISTSPEC_PYTHON_MACE:-}" \
+    "$@" > "$dir.configure.log" 2>&1 \
     || { mkdir -p "$(dirname "$dir")"; cat "$dir.configure.log"; exit 1; }
   cmake --build "$dir" -j "$JOBS" 2>&1 | tail -n 3
   [ "${PIPESTATUS[0]}" = 0 ] || exit 1
