@@ -75,6 +75,11 @@ struct ModelInfo {
   int halo_feature_reads = 0;
   int comm_width = 0;                // widest node row exchanged per atom (doubles)
   std::vector<std::string> ops;      // qualnames the model calls through the dispatcher
+  // Ops of the same family that a spec written for this model may adapt although this model
+  // never calls them (nvalchemi's Ewald spec adapts the batched and slab-correction kernels
+  // beside the single-system one). An adapter for any other op means the spec was written for
+  // another model, and binding refuses it.
+  std::vector<std::string> family_ops;
   bool reads_charges = false;        // needs per-row charges (promoted by the spec's shard_fields)
   // Forces on owned rows are partial: halo rows hold parts that belong to their owners (pair
   // and many-body kernels over the edges j -> i push -dE/dx_j onto senders). A spec that

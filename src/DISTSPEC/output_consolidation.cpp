@@ -36,6 +36,10 @@ OutputPlan OutputPlan::from_spec(const distspec::MLIPSpec &spec)
   plan.forces_owned_only = spec.is_owned_only("forces");
   plan.energy_rows_owned_only = spec.is_owned_only(node_energy);
   plan.virial_rows_owned_only = spec.is_owned_only(node_virial);
+  if (spec.compile) {
+    plan.force_strategy = spec.compile->force_strategy;
+    plan.stress_via_strain = spec.compile->stress_via_strain;
+  }
   return plan;
 }
 
@@ -44,5 +48,17 @@ std::string OutputPlan::describe() const
   std::string s = "energy: owned rows summed per rank; virial: per-rank partial summed by LAMMPS\n";
   s += forces_owned_only ? "  forces: owned-only (halo rows zeroed, nothing folded)\n"
                          : "  forces: halo-row partials folded to owners\n";
+  switch (force_strategy) {
+    case distspec::ForceStrategy::model_internal:
+      s += "  compile: model_internal (forces from the model)\n";
+      break;
+    case distspec::ForceStrategy::framework_from_node_energy:
+      s += "  compile: framework_from_node_energy (forces = -d/dx of the owned sum of per-atom energies)\n";
+      break;
+    case distspec::ForceStrategy::framework_from_global_energy:
+      s += "  compile: framework_from_global_energy (forces = -d/dx of the model's system energy)\n";
+      break;
+  }
+  if (stress_via_strain) s += "  stress: strain derivative of the energy (stress_via_strain)\n";
   return s;
 }

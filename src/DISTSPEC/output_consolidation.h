@@ -9,6 +9,11 @@
    stress (virial) a per-rank partial (all_reduce_outputs): LAMMPS' own sum over ranks is the
                    all-reduce, so nothing is divided by the number of ranks
    per-atom energy and virial fold like forces, then land in eatom / vatom
+   compile         who produces forces and stress (nvalchemi's CompilePolicy): the model's
+                   forward, or the derivative of an energy. The native kernels differentiate
+                   each rank's owned energy analytically, which is what the framework_*
+                   strategies ask for; the plan records it so the log says which contract the
+                   run follows and other model kinds can honour it
 ------------------------------------------------------------------------- */
 
 #ifndef LMP_DISTSPEC_OUTPUT_CONSOLIDATION_H
@@ -24,6 +29,8 @@ struct OutputPlan {
   bool forces_owned_only = false;
   bool energy_rows_owned_only = false;
   bool virial_rows_owned_only = false;
+  distspec::ForceStrategy force_strategy = distspec::ForceStrategy::model_internal;  // no compile: the model's
+  bool stress_via_strain = false;
 
   // Throws distspec::Error when the spec declares outputs LAMMPS cannot take as declared.
   static OutputPlan from_spec(const distspec::MLIPSpec &spec);

@@ -30,6 +30,8 @@
 #include "distspec/spec/helper_record.h"
 #include "models/model_factory.h"
 #include "models/model_error.h"
+#include "models/spec_binding.h"
+#include "models/system_derived.h"
 
 #include <algorithm>
 #include <cstring>
@@ -242,6 +244,11 @@ void PairDistspec::init_style()
   for (const auto &element : type_elements_) run.add(element);
   require_same_on_every_rank(lmp, run.value(), model_file_->spec_source);
 
+  // A policy that cannot run under a spatial decomposition at all comes before any detail.
+  const distspec::models::BindingSources sources{model_file_->path, model_file_->spec_source};
+  run_collectively(lmp, "pair_style distspec",
+                   [&] { distspec::models::check_policy_runs(spec, comm->nprocs, sources); });
+
   if (info.units != update->unit_style)
     error->all(FLERR, "pair_style distspec: model file {} is in '{}' units, this run uses 'units {}'",
                model_file_->path, info.units, update->unit_style);
@@ -264,19 +271,9 @@ void PairDistspec::init_style()
                "atom style '{}' has no charge; use an atom style with charges (charge, full)",
                model_file_->path, atom->atom_style);
 
-  // An adapter for another model's op would be ignored: the spec was written for that model,
-  // and the transforms it meant for this one's ops are missing.
-  for (std::size_t k = 0; k < spec.core.custom_ops.size(); ++k) {
-    const std::string &op = spec.core.custom_ops[k].op;
-    if (std::find(info.ops.begin(), info.ops.end(), op) != info.ops.end()) continue;
-    // An op no kernel provides at all: the dispatcher reports it with the registered ops.
-    if (!distspec::OpRegistry::global().find(op, model_device())) continue;
-    std::string calls;
-    for (const auto &o : info.ops) calls += (calls.empty() ? "" : ", ") + o;
-    error->all(FLERR, "pair_style distspec: {}: /core/custom_ops/{}/op: the spec adapts op '{}', which model {} ({}) "
-               "never calls (it calls: {}); use the spec written for this model", model_file_->spec_source, k, op,
-               model_file_->path, info.architecture, calls.empty() ? "no op through the dispatcher" : calls);
-  }
+  run_collectively(lmp, "pair_style distspec", [&] {
+    distspec::models::check_adapted_ops(spec, info, sources);
+  });
 
   // A model that sums over periodic images (Ewald) needs them in every direction.
   if (info.needs_periodic_cell && domain->nonperiodic) {
@@ -379,6 +376,9 @@ void PairDistspec::setup()
 {
   report_pending_ = true;
   timing_.begin_run();
+  // Where LAMMPS re-initialises (kspace init()), a model that derives settings from the system
+  // (Ewald's accuracy) derives them afresh.
+  if (auto *derived = dynamic_cast<distspec::models::SystemDerived *>(model_.get())) derived->begin_run();
 }
 
 #if DISTSPEC_PAIR_HAS_FINISH
@@ -443,14 +443,20 @@ void PairDistspec::run_model(const char *style)
     model_->compute(graph_, *dispatcher_, request, result_);
   } catch (const distspec::Error &e) {
     // Errors about the system itself come from quantities every rank shares (the box, a net
-    // charge after an all-reduce): every rank raises them, so every rank stops together.
+    // charge after an all-reduce): every rank raises them, so every rank stops together. One
+    // that points at a parameter names the model file.
     if (e.id() == distspec::models::model_error_id::system)
-      error->all(FLERR, std::string("pair_style ") + style + ": " + e.what());
+      error->all(FLERR, std::string("pair_style ") + style + ": " +
+                 (e.pointer().empty() || !e.file().empty() ? e : e.with_file(model_file_->path)).what());
     // A rank-local failure in the middle of a step: stop every rank rather than leave the
     // others waiting in the next exchange.
     error->one(FLERR, std::string("pair_style ") + style + ": " + e.what());
   }
   timing_.lap_model(dispatcher_->stats().seconds);
+  if (auto *derived = dynamic_cast<distspec::models::SystemDerived *>(model_.get())) {
+    const std::string text = derived->take_report();
+    if (!text.empty() && comm->me == 0) utils::logmesg(lmp, text);
+  }
 }
 
 // Rows [owned | halo] = LAMMPS atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).

@@ -210,6 +210,25 @@ std::vector<BadInput> build()
                "/core/policy: missing required key 'kind'"));
   add(spec_row("spec_policy_graph_parallel", spec_with_policy(R"({"kind": "graph_parallel"})"),
                "policy 'graph_parallel' partitions rows across ranks without a halo"));
+  // nvalchemi's own graph-partition spec of its Ewald model, as the released wheel saved it.
+  add(spec_row("spec_nvalchemi_graph_partition",
+               read_text(std::string(DISTSPEC_SOURCE_DIR) + "/unittest/golden_specs/nvalchemi-0.2.0/model_ewald_gp.json"),
+               "policy 'graph_parallel' partitions rows across ranks without a halo; spatial domain decomposition "
+               "cannot run it; use the model's spec with policy 'halo'"));
+  add(spec_row("spec_byte_order_mark", "\xEF\xBB\xBF" + kHaloSpec, "spec.json: the file starts with a UTF-8 byte-order mark"));
+  add(spec_row("spec_compile_bad_force_strategy",
+               spec_with_policy(kHaloPolicy, "[]", R"(, "compile": {"force_strategy": "autograd"})"),
+               "/compile/force_strategy: unknown force strategy 'autograd'; expected one of model_internal, "
+               "framework_from_node_energy, framework_from_global_energy"));
+  add(spec_row("spec_transform_extra_field",
+               spec_with_policy(kHaloPolicy, R"([{"op": "nvalchemi::lj_energy_forces_batch", "arg_transforms": {},
+                 "output_transforms": {"0": {"type": "scatter_outputs", "replicated_consumer": true}}}])"),
+               "/core/custom_ops/0/output_transforms/0/replicated_consumer: transform 'scatter_outputs' has no field "
+               "'replicated_consumer'"));
+  add(spec_row("spec_of_another_model",
+               read_text(std::string(DISTSPEC_SOURCE_DIR) + "/unittest/golden_specs/nvalchemi-0.2.0/model_ewald_halo.json"),
+               "/core/custom_ops/0/op: the spec adapts op 'alchemiops::_ewald_compute_partial_structure_factors', "
+               "which model"));
   add(spec_row("spec_custom_ops_not_a_list", spec_with_policy(kHaloPolicy, "{}"), "/core/custom_ops: expected array"));
   add(spec_row("spec_op_without_namespace",
                spec_with_policy(kHaloPolicy, R"([{"op": "lj_energy", "arg_transforms": {}, "output_transforms": {}}])"),

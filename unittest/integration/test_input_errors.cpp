@@ -125,14 +125,14 @@ TEST(InputErrors, LocalPolicyOnSeveralRanks)
                     " MPI ranks");
 }
 
-TEST(InputErrors, UnknownOpListsRegisteredOps)
+TEST(InputErrors, AnAdapterForAnOpTheModelNeverCallsIsRefused)
 {
   const std::string model = lj_model_with_spec(
       "unknown_op", spec_with(kHalo, R"([{"op": "acme::lj_magic", "arg_transforms": {}, "output_transforms": {}}])"));
   const std::string e = error_of("pair_style distspec\npair_coeff * * " + model + " Ar");
-  EXPECT_HAS(e, "/core/custom_ops/0/op: no loaded kernel provides op 'acme::lj_magic' on cpu");
-  EXPECT_HAS(e, "registered ops: ");
-  EXPECT_HAS(e, "nvalchemi::lj_energy_forces_batch");
+  EXPECT_HAS(e, "/core/custom_ops/0/op: the spec adapts op 'acme::lj_magic', which model ");
+  EXPECT_HAS(e, "never calls (it calls: nvalchemi::lj_energy_forces_batch, nvalchemi::lj_energy_forces_virial_batch); "
+                "use the spec written for this model");
 }
 
 TEST(InputErrors, ShardedTransformRejected)

@@ -119,7 +119,7 @@ TEST(Dispatcher, OpTransformsRunInTheSpecsOrder) {
   });
   const OpAdapter probe("test::probe", {{0, ArgTransform::gather_inputs}, {1, ArgTransform::slice_owned}},
                         {{0, OutputTransform::scatter_outputs}, {1, OutputTransform::all_reduce_sum}});
-  Dispatcher d(spec_of("halo", {probe}), Device::cpu, {}, 2, HaloStrategy::per_layer, registry);
+  Dispatcher d(spec_of("halo", {probe}), Device::cpu, {"test::probe"}, 2, HaloStrategy::per_layer, registry);
   d.attach(halo);
   std::vector<double> features{7, 8, 0, 0, 0}, positions(15, 0.0), per_row(5, 0.0), total(1, 0.0);
   d.call("test::probe", {TensorRef::of(features.data(), 5), TensorRef::of(positions.data(), 5, 3)},
@@ -154,6 +154,58 @@ Error error_of(const std::function<void()>& f) {
   return Error("", "", "");
 }
 
+// Adjoints of the transforms around test::probe (args: 0 gather_inputs, 1 slice_owned; outs:
+// 0 scatter_outputs, 1 all_reduce_sum, 2 all_reduce_sum with a replicated consumer).
+TEST(Dispatcher, AdjointsOfTheTransforms) {
+  RecordingHalo halo = small_halo();
+  OpRegistry registry;
+  registry.add("test::probe", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  const OpAdapter probe("test::probe", {{0, ArgTransform::gather_inputs}, {1, ArgTransform::slice_owned}},
+                        {{0, OutputTransform::scatter_outputs},
+                         {1, OutputTransform::all_reduce_sum},
+                         {2, OutputTransformEntry(OutputTransform::all_reduce_sum, true)}});
+  Dispatcher d(spec_of("halo", {probe}), Device::cpu, {"test::probe"}, 2, HaloStrategy::per_layer, registry);
+  d.attach(halo);
+
+  // Outputs: the partial gradient of a per-row scatter output is reverse-summed and refreshed;
+  // a partial of a reduced value is summed over ranks; a replicated one is left alone.
+  std::vector<double> g_rows{1, 2, 10, 20, 30}, g_partial{3}, g_replicated{4};
+  d.adjoint_outputs("test::probe", {TensorRef::of(g_rows.data(), 5), TensorRef::of(g_partial.data(), 1),
+                                    TensorRef::of(g_replicated.data(), 1)});
+  EXPECT_EQ(halo.log, (Log{"reverse", "forward", "all_reduce"}));
+  EXPECT_EQ(g_rows, (std::vector<double>{41, 22, 41, 22, 41}));
+  EXPECT_EQ(g_partial[0], 6.0);  // two ranks holding the same partial
+  EXPECT_EQ(g_replicated[0], 4.0);
+
+  // Arguments: a gathered input's halo-row gradients return to their owners; a sliced one's
+  // halo rows were never read, so nothing moves.
+  halo.log.clear();
+  std::vector<double> g_gathered{1, 2, 10, 20, 30}, g_sliced{5, 6, 0, 0, 0};
+  d.adjoint_args("test::probe", {TensorRef::of(g_gathered.data(), 5), TensorRef::of(g_sliced.data(), 5)});
+  EXPECT_EQ(halo.log, Log{"reverse"});
+  EXPECT_EQ(g_gathered, (std::vector<double>{41, 22, 0, 0, 0}));
+  EXPECT_EQ(g_sliced, (std::vector<double>{5, 6, 0, 0, 0}));
+}
+
+// Only the ops the model calls are bound; an adapter of any other op is checked, not bound.
+TEST(Dispatcher, AdaptersOfOpsTheModelNeverCallsAreNotBound) {
+  RecordingHalo halo = small_halo();
+  OpRegistry registry;
+  registry.add("test::called", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  const OpAdapter batched("test::batched_variant", {{0, ArgTransform::slice_owned}});
+  Dispatcher d(spec_of("halo", {OpAdapter("test::called"), batched}), Device::cpu, {"test::called"}, 2,
+               HaloStrategy::per_layer, registry);
+  d.attach(halo);
+  EXPECT_NO_THROW(d.call("test::called", {}, {}, nullptr));
+  const Error e = error_of([&] { d.call("test::batched_variant", {}, {}, nullptr); });
+  EXPECT_EQ(e.message(), "op 'test::batched_variant' was not bound when the model was set up");
+  const OpAdapter sharded("test::batched_variant", {{0, ArgTransform::gather_inputs_full}});
+  const Error checked = error_of([&] {
+    Dispatcher(spec_of("halo", {sharded}), Device::cpu, {}, 2, HaloStrategy::per_layer, registry);
+  });
+  EXPECT_EQ(checked.pointer(), "/core/custom_ops/0/arg_transforms/0/type");
+}
+
 TEST(Dispatcher, RefusesWhatSpatialDecompositionCannotRun) {
   for (const char* kind : {"shard", "graph_parallel"}) {
     const Error e = error_of([&] { Dispatcher(spec_of(kind), Device::cpu, {}, 1, HaloStrategy::per_layer, OpRegistry{}); });
@@ -179,8 +231,8 @@ TEST(Dispatcher, UnknownOpsNameTheRegisteredOnes) {
   OpRegistry registry;
   for (const char* name : {"b::two", "a::one"})
     registry.add(name, Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
-  const Error spec_op =
-      error_of([&] { Dispatcher(spec_of("halo", {OpAdapter("nope::op")}), Device::cpu, {}, 2, HaloStrategy::per_layer, registry); });
+  const Error spec_op = error_of(
+      [&] { Dispatcher(spec_of("halo", {OpAdapter("nope::op")}), Device::cpu, {"nope::op"}, 2, HaloStrategy::per_layer, registry); });
   EXPECT_EQ(spec_op.pointer(), "/core/custom_ops/0/op");
   EXPECT_EQ(spec_op.message(), "no loaded kernel provides op 'nope::op' on cpu");
   EXPECT_EQ(spec_op.hint(), "registered ops: a::one, b::two");

@@ -1,5 +1,6 @@
 #include "distspec/dispatch/dispatcher.h"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -23,18 +24,19 @@ std::string join(const std::vector<std::string>& names) {
   return names.empty() ? std::string("(none)") : s.str();
 }
 
+}  // namespace
+
 // Rejects what a LAMMPS-style spatial decomposition cannot run.
-void check_policy(const StoragePolicy& policy, int n_ranks) {
+void Dispatcher::check_policy(const StoragePolicy& policy, int n_ranks) {
   const std::string& kind = policy.kind;
   if (kind == "shard" || kind == "graph_parallel")
     fail("/core/policy/kind", "policy '" + kind + "' partitions rows across ranks without a halo; spatial domain decomposition cannot run it",
-         "use a spec with policy 'halo' or 'refresh_halo'");
+         "use the model's spec with policy 'halo' (or 'refresh_halo'): in nvalchemi, the distribution_spec the model "
+         "declares with HaloStoragePolicy, as the SPEC_*_HALO presets do, saved with MLIPSpec.save()");
   if (kind == "local" && n_ranks > 1)
     fail("/core/policy/kind", "policy 'local' runs on a single process, but this run has " + std::to_string(n_ranks) + " MPI ranks",
          "run on 1 rank or use a spec with policy 'halo'");
 }
-
-}  // namespace
 
 Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<std::string>& model_ops, int n_ranks,
                        HaloStrategy strategy, const OpRegistry& registry)
@@ -57,6 +59,8 @@ Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<s
         fail(at + "/output_transforms/" + std::to_string(pos) + "/type",
              "output transform 'slice_outputs_owned' belongs to sharded storage and is unsupported under spatial decomposition",
              "use 'scatter_outputs' or 'all_reduce_sum'");
+    // Only ops the model calls run; the others' adapters are checked above and left unbound.
+    if (std::find(model_ops.begin(), model_ops.end(), adapter.op) == model_ops.end()) continue;
     const OpKernel* kernel = registry.find(adapter.op, device_);
     if (!kernel)
       fail(at + "/op", "no loaded kernel provides op '" + adapter.op + "' on " + device_name(device_),
@@ -144,12 +148,53 @@ void Dispatcher::exchange_tensor(const TensorRef& t, bool reverse_first, const c
   else fail("", std::string(what) + " applies to float32/float64 tensors, got " + dtype_name(t.dtype), "");
 }
 
-void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
-                      const void* state) {
+// Sums a reverse exchange of a tensor that spans every row into its owned rows.
+void Dispatcher::reverse_tensor(const TensorRef& t, const char* what) {
+  if (t.rows != halo().n_rows())
+    fail("", std::string(what) + " needs a tensor of n_owned + n_halo = " + std::to_string(halo().n_rows()) +
+                 " rows, got " + std::to_string(t.rows),
+         "allocate per-node gradients over owned and halo rows");
+  if (t.dtype == DType::f64) reverse(Rows<double>{static_cast<double*>(t.data), t.rows, static_cast<int>(t.cols)});
+  else if (t.dtype == DType::f32) reverse(Rows<float>{static_cast<float*>(t.data), t.rows, static_cast<int>(t.cols)});
+  else fail("", std::string(what) + " applies to float32/float64 tensors, got " + dtype_name(t.dtype), "");
+}
+
+const Dispatcher::BoundOp& Dispatcher::bound(const std::string& qualname) const {
   auto it = ops_.find(qualname);
   if (it == ops_.end())
     fail("", "op '" + qualname + "' was not bound when the model was set up", "list it in the model's ops");
-  const BoundOp& bound = it->second;
+  return it->second;
+}
+
+void Dispatcher::all_reduce_output(const std::string& qualname, const TensorRef& out) {
+  if (out.dtype != DType::f64) fail("", "all_reduce_sum output of '" + qualname + "' must be float64", "");
+  all_reduce_sum(static_cast<double*>(out.data), out.size());
+}
+
+void Dispatcher::adjoint_outputs(const std::string& qualname, std::vector<TensorRef> grad_outs) {
+  const BoundOp& op = bound(qualname);
+  if (!op.adapter) return;
+  for (const auto& [pos, t] : op.adapter->output_transforms) {
+    if (pos >= static_cast<int>(grad_outs.size()))
+      fail("", "op '" + qualname + "' has no output " + std::to_string(pos) + " to transform", "");
+    if (t == OutputTransform::scatter_outputs) exchange_tensor(grad_outs[pos], true, "scatter_outputs");
+    if (t == OutputTransform::all_reduce_sum && !t.replicated_consumer) all_reduce_output(qualname, grad_outs[pos]);
+  }
+}
+
+void Dispatcher::adjoint_args(const std::string& qualname, std::vector<TensorRef> grad_args) {
+  const BoundOp& op = bound(qualname);
+  if (!op.adapter) return;
+  for (const auto& [pos, t] : op.adapter->arg_transforms) {
+    if (pos >= static_cast<int>(grad_args.size()))
+      fail("", "op '" + qualname + "' has no argument " + std::to_string(pos) + " to transform", "");
+    if (t == ArgTransform::gather_inputs) reverse_tensor(grad_args[pos], "gather_inputs");
+  }
+}
+
+void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
+                      const void* state) {
+  const BoundOp& bound = this->bound(qualname);
   const std::size_t n_owned = halo().n_owned();
 
   if (bound.adapter) {
@@ -168,10 +213,7 @@ void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, 
       fail("", "op '" + qualname + "' has no output " + std::to_string(pos) + " to transform", "");
     const TensorRef& out = outs[pos];
     if (t == OutputTransform::scatter_outputs) exchange_tensor(out, true, "scatter_outputs");
-    if (t == OutputTransform::all_reduce_sum) {
-      if (out.dtype != DType::f64) fail("", "all_reduce_sum output of '" + qualname + "' must be float64", "");
-      all_reduce_sum(static_cast<double*>(out.data), out.size());
-    }
+    if (t == OutputTransform::all_reduce_sum) all_reduce_output(qualname, out);
   }
 }
 

@@ -6,7 +6,9 @@
 //   gather (gather_mode == halo_read)          : forward before reading halo rows
 //   scatter-add (scatter_mode == halo_correction): reverse, then forward, after the local scatter
 //   op adapter: gather_inputs -> slice_owned -> kernel -> scatter_outputs -> all_reduce_sum
-// Adjoints run the other way: forward <-> reverse; reverse-then-forward is its own adjoint.
+// Adjoints run the other way: forward <-> reverse; reverse-then-forward is its own adjoint;
+// all_reduce_sum's adjoint is another all-reduce, or the identity where the spec marks the
+// output's consumer replicated (its gradient is already the global sum on every rank).
 #pragma once
 
 #include <cstdint>
@@ -41,10 +43,18 @@ struct ExchangeStats {
 class Dispatcher {
  public:
   // Checks that the spec can run under a spatial decomposition over `n_ranks` ranks and binds
-  // each op adapter, and each op in `model_ops`, to a kernel for `device`. Throws distspec::Error
-  // whose pointer names the offending spec value.
+  // each op in `model_ops` (the ops the model calls) to a kernel for `device`, with the spec's
+  // adapter where it has one. Adapters of ops the model never calls are checked but bound to
+  // nothing: a spec may adapt a whole family of kernels (nvalchemi's Ewald spec adapts the
+  // batched and slab variants too); whether such an adapter belongs to this model is a binding
+  // rule of the host's. Throws distspec::Error whose pointer names the offending spec value.
   Dispatcher(DistributionSpec spec, Device device, const std::vector<std::string>& model_ops, int n_ranks,
              HaloStrategy strategy = HaloStrategy::per_layer, const OpRegistry& registry = OpRegistry::global());
+
+  // Throws distspec::Error (pointer /core/policy/kind) unless a spatial decomposition over
+  // `n_ranks` ranks can run the policy; the constructor checks it first, hosts may check it
+  // before any rule that would otherwise report a lesser problem of a spec that cannot run.
+  static void check_policy(const StoragePolicy& policy, int n_ranks);
 
   // The halo exchange of the current step (its row counts change when the host reneighbours).
   void attach(HaloExchange& halo) { halo_ = &halo; }
@@ -68,6 +78,14 @@ class Dispatcher {
   void call(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
             const void* state) ;
 
+  // The adjoint of the adapter's transforms, for a host that differentiates through an adapted
+  // op: on the gradients arriving at its outputs before the kernel's backward
+  // (scatter_outputs: reverse then forward; all_reduce_sum: all-reduce, or nothing for a
+  // replicated consumer), and on the gradients its backward leaves at its arguments after it
+  // (gather_inputs: reverse, halo rows then zero; slice_owned: nothing, halo rows were never read).
+  void adjoint_outputs(const std::string& qualname, std::vector<TensorRef> grad_outs);
+  void adjoint_args(const std::string& qualname, std::vector<TensorRef> grad_args);
+
   const ExchangeStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 
@@ -79,6 +97,9 @@ class Dispatcher {
   template <class T> void forward(Rows<T> rows);
   template <class T> void reverse(Rows<T> rows);
   void exchange_tensor(const TensorRef& t, bool reverse_first, const char* what);
+  void reverse_tensor(const TensorRef& t, const char* what);
+  const BoundOp& bound(const std::string& qualname) const;
+  void all_reduce_output(const std::string& qualname, const TensorRef& out);
 
   DistributionSpec spec_;
   Device device_;

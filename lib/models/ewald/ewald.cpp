@@ -180,3 +180,6 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
 }
 
 }  // namespace distspec::models::ewald
+  // nvalchemi's Ewald spec adapts its batched and slab-correction kernels too; a single
+  // periodic system without a slab needs neither.
+  info.family_ops = {kBatchStructureFactorsOp, kSlabMomentsOp, kBatchSlabMomentsOp};

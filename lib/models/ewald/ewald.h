@@ -36,9 +36,9 @@
 //           2 total charge (1); written, not added into
 //     Under ewald_halo.json args 0 and 1 are slice_owned and every output all_reduce_sum: each
 //     rank sums its owned atoms once, the all-reduce makes the sums global. The model's spec,
-//     potentials/specs/ewald_halo.json, is nvalchemi's with this adapter only: its batched and
-//     slab-correction ops have no kernel here, and the dispatcher refuses adapters of ops that
-//     no kernel provides.
+//     potentials/specs/ewald_halo.json, is nvalchemi's own, as the released wheel saves it: it
+//     also adapts the batched and slab-correction kernels (family_ops), which a single periodic
+//     system never calls, so they stay unbound and need no kernel here.
 //   distspec_ewald::reciprocal_from_structure_factors          (state: const ewald::Params*)
 //     args: 0..4 as above, 5 real part, 6 imaginary part, 7 total charge (the global sums)
 //     outs: 0 energy rows (n), 1 forces (n x 3), 2 virial (6), 3 per-row virial (n x 6); added
@@ -79,6 +79,10 @@ enum class Erfc { exact, lammps_polynomial };
 
 struct Params {
   int n_species = 0;
+// The rest of nvalchemi's Ewald family, which its spec adapts: no kernel here.
+inline constexpr char kBatchStructureFactorsOp[] = "alchemiops::_batch_ewald_compute_partial_structure_factors";
+inline constexpr char kSlabMomentsOp[] = "alchemiops::_slab_compute_partial_moments";
+inline constexpr char kBatchSlabMomentsOp[] = "alchemiops::_batch_slab_compute_partial_moments";
   double alpha = 0.0;             // splitting parameter, 1/distance
   double cutoff = 0.0;            // real-space cutoff
   double cutsq = 0.0;
