@@ -4,7 +4,10 @@
 // table 0): energy, forces, virial, per-atom energy and virial agree to kTolerance of their
 // scale on every processor grid of 1, 2 and 4 ranks, newton on and off. The structure factor is
 // summed over each rank's owned atoms and all-reduced by the spec's op adapter, so these runs
-// exercise slice_owned, all_reduce_sum and owned_only forces. Also: N ranks == 1 rank, the
+// exercise slice_owned, all_reduce_sum and owned_only forces. The model file's "accuracy"
+// against kspace_style ewald ACC: the same g_ewald and kmax (as each logs them), with and without
+// gewald / kmax/ewald given, after a box change between runs and during fix deform, and the same
+// forces on every grid. Also: N ranks == 1 rank, the
 // exact-erfc variant against LAMMPS to the polynomial's accuracy, NVE energy conservation, and
 // the systems the model refuses (net charge, no charge attribute, open or tilted boxes, scaled
 // Coulomb pairs of bonds), which stop every rank.
@@ -14,6 +17,8 @@
 #include <fstream>
 #include <mpi.h>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "lammps_session.h"
 #include "reference_comparison.h"
@@ -205,6 +210,136 @@ TEST(Ewald, NveDriftNoWorseThanLammps)
   EXPECT_LE(std::abs(ours), std::abs(native) * 1.05 + 1e-7) << "native " << native << " distspec " << ours;
 }
 
+// --- "accuracy": kspace_style ewald ACC against the model file's "accuracy" ------------------
+//
+// LAMMPS chooses g_ewald and kmax from the accuracy (ewald.cpp init(), setup()); the model does
+// the same from its file's "accuracy". Both print the choice in ewald.cpp's words: the lines must
+// be the same, and so must energy, forces and virials, on every processor grid.
+
+// ewald.cpp init()'s lines of a log, in order (one set per run).
+std::vector<std::string> kspace_lines(const std::string& log_path)
+{
+  std::ifstream in(log_path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    for (const char* prefix : {"  G vector (1/distance) = ", "  estimated absolute RMS force accuracy = ",
+                               "  estimated relative force accuracy = ", "  KSpace vectors: actual max1d max3d = ",
+                               "                  kxmax kymax kzmax  = "})
+      if (line.rfind(prefix, 0) == 0) out.push_back(line);
+  return out;
+}
+
+std::string join_lines(const std::vector<std::string>& lines)
+{
+  std::string text;
+  for (const std::string& l : lines) text += l + "\n";
+  return text;
+}
+
+// The lines' values, shortened for the info line: "g_ewald 0.30821542, kmax 7 7 7".
+std::string choice_of(const std::vector<std::string>& lines)
+{
+  std::string text;
+  for (const std::string& l : lines) {
+    const std::string value = l.substr(l.find("= ") + 2);
+    if (l.find("G vector") != std::string::npos) text += (text.empty() ? "" : "; ") + std::string("g_ewald ") + value;
+    if (l.find("kxmax") != std::string::npos) text += ", kmax " + value;
+  }
+  return text;
+}
+
+struct AccuracyDeck {
+  std::string name;
+  std::string setup;
+  std::string reference;
+  std::string distspec;
+  std::size_t runs = 1;  // LAMMPS initialises (and both print their choice) once per run
+};
+
+std::string coul_long_ewald_accuracy(double cutoff, const std::string& accuracy, const std::string& modify = "")
+{
+  return "pair_style coul/long " + std::to_string(cutoff) + "\npair_coeff * *\npair_modify table 0\nkspace_style ewald " +
+      accuracy + (modify.empty() ? "" : "\nkspace_modify " + modify);
+}
+
+std::vector<AccuracyDeck> accuracy_decks()
+{
+  const std::string ours = "pair_style distspec\npair_coeff * * ";
+  const std::string data = write_file("random_charges_accuracy.data", random_charge_data());
+  const std::string random_setup = "units metal\natom_style full\nboundary p p p\nread_data " + data + "\n";
+  // A second run after the box grew: both choose afresh.
+  const std::string second_run = "\nrun 0 post no\nchange_box all x scale 1.25 z scale 0.9 remap";
+  return {
+      {"nacl", kRockSalt, coul_long_ewald_accuracy(10.0, "1e-5"),
+       ours + potential("nacl_ewald_accuracy.json") + " Na Cl"},
+      {"random_charges_full", random_setup, coul_long_ewald_accuracy(8.0, "1e-5"),
+       ours + ewald_model("random_accuracy", 8.0, R"({"accuracy": 1e-5, "erfc": "lammps_polynomial"})") + " Na Cl"},
+      {"nacl_gewald_given", kRockSalt, coul_long_ewald_accuracy(10.0, "1e-4", "gewald 0.27"),
+       ours + ewald_model("gewald", 10.0, R"({"accuracy": 1e-4, "alpha": 0.27, "erfc": "lammps_polynomial"})") + " Na Cl"},
+      {"nacl_kmax_given", kRockSalt, coul_long_ewald_accuracy(10.0, "1e-5", "kmax/ewald 6 7 8"),
+       ours + ewald_model("kmax", 10.0, R"({"accuracy": 1e-5, "kmax": [6, 7, 8], "erfc": "lammps_polynomial"})") + " Na Cl"},
+      {"nacl_box_changed", kRockSalt, coul_long_ewald_accuracy(10.0, "1e-5") + second_run,
+       ours + potential("nacl_ewald_accuracy.json") + " Na Cl" + second_run, 2},
+  };
+}
+
+class EwaldAccuracyAgainstLammps : public ::testing::TestWithParam<AccuracyDeck> {};
+
+void PrintTo(const AccuracyDeck& d, std::ostream* os) { *os << d.name; }
+
+TEST_P(EwaldAccuracyAgainstLammps, SameChoiceAndForcesOnEveryGrid)
+{
+  const AccuracyDeck& deck = GetParam();
+  const std::string logs = "/tmp/distspec_ewald_" + std::to_string(dt::world_size()) + "_" + deck.name;
+  for (const std::string& grid : dt::processor_grids()) {
+    SCOPED_TRACE("processors " + grid);
+    const std::string head = "processors " + grid + "\n";
+    const dt::Observables ref = dt::evaluate("log " + logs + ".native.log\n" + head + deck.setup, deck.reference);
+    const dt::Observables got = dt::evaluate("log " + logs + ".distspec.log\n" + head + deck.setup, deck.distspec);
+    MPI_Barrier(MPI_COMM_WORLD);  // rank 0 has closed both logs
+    const std::vector<std::string> native = kspace_lines(logs + ".native.log");
+    const std::vector<std::string> model = kspace_lines(logs + ".distspec.log");
+    EXPECT_EQ(native.size(), 5 * deck.runs) << join_lines(native);
+    EXPECT_EQ(join_lines(model), join_lines(native));
+    const dt::Deviation d = dt::compare(got, ref);
+    if (dt::world_rank() == 0)
+      std::printf("[   info   ] accuracy %s, %d rank(s), processors %s: LAMMPS %s, distspec %s; %s\n", deck.name.c_str(),
+                  dt::world_size(), grid.c_str(), choice_of(native).c_str(), choice_of(model).c_str(),
+                  dt::describe(d).c_str());
+    EXPECT_LE(d.worst(), kTolerance) << dt::describe(d);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Decks, EwaldAccuracyAgainstLammps, ::testing::ValuesIn(accuracy_decks()),
+                         [](const ::testing::TestParamInfo<AccuracyDeck>& info) { return info.param.name; });
+
+// Within a run kmax follows the box (fix deform calls ewald's setup() every step; the model sees
+// the new cell): 30 NVE steps while x stretches by 30 % end with the same state as LAMMPS'.
+TEST(EwaldAccuracy, KmaxFollowsTheBoxWithinARun)
+{
+  const std::string run = "\nvelocity all create 300.0 4928459 loop geom\nfix nve all nve\n"
+                          "fix stretch all deform 1 x scale 1.3 remap x\ntimestep 0.001\n"
+                          "thermo_style custom step pe press lx\nrun 30 post no";
+  auto final_state = [&](const std::string& pair) {
+    dt::LammpsSession lmp;
+    lmp.run("plugin load " + dt::plugin_path() + "\n" + kRockSalt + "neigh_modify delay 0 every 1 check yes\n" + pair +
+            run);
+    return std::make_pair(lmp.thermo("pe"), lmp.gather("f", 3));
+  };
+  const auto ref = final_state(coul_long_ewald_accuracy(10.0, "1e-5"));
+  const auto got = final_state("pair_style distspec\npair_coeff * * " + potential("nacl_ewald_accuracy.json") + " Na Cl");
+  double scale = 0.0, worst = 0.0;
+  for (std::size_t i = 0; i < ref.second.size(); ++i) {
+    scale = std::max(scale, std::abs(ref.second[i]));
+    worst = std::max(worst, std::abs(got.second[i] - ref.second[i]));
+  }
+  if (dt::world_rank() == 0)
+    std::printf("[   info   ] fix deform x 1.3 over 30 steps, %d rank(s): pe %.12g vs %.12g, max force deviation %.3g "
+                "of %.3g\n", dt::world_size(), got.first, ref.first, worst, scale);
+  EXPECT_NEAR(got.first, ref.first, 1e-9 * std::abs(ref.first));
+  EXPECT_LE(worst, 1e-8 * scale);
+}
+
 std::string error_of(const std::string& setup, const std::string& pair = rock_salt().distspec)
 {
   dt::LammpsSession lmp;
@@ -249,6 +384,18 @@ TEST(EwaldErrors, ScaledCoulombPairsOfBonds)
                                  "pair_style distspec\npair_coeff * * " + model + " Na Cl");
   EXPECT_HAS(e, "reads charges, and this system has bonds with special_bonds coul 0 0 0; excluded or scaled Coulomb "
                 "pairs are not supported by this style");
+}
+
+// LAMMPS: "Must use 'kspace_modify gewald' for uncharged system"; the model names its file.
+TEST(EwaldErrors, AccuracyOnAnUnchargedSystem)
+{
+  std::string setup = kRockSalt;
+  setup.replace(setup.find("set type 1 charge 1.0"), 21, "set type 1 charge 0.0");
+  setup.replace(setup.find("set type 2 charge -1.0"), 22, "set type 2 charge 0.0");
+  const std::string model = potential("nacl_ewald_accuracy.json");
+  const std::string e = error_of(setup, "pair_style distspec\npair_coeff * * " + model + " Na Cl");
+  EXPECT_HAS(e, "pair_style distspec: " + model + ": /parameters/accuracy: ewald: the system has no charge (sum of q^2 "
+                "over the model's atoms is 0), so \"accuracy\" cannot set alpha; give \"alpha\" under \"parameters\"");
 }
 
 TEST(EwaldErrors, TriclinicBox)

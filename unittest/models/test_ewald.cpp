@@ -9,10 +9,12 @@
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
 #include "models/ewald/ewald.h"
+#include "models/ewald/ewald_accuracy.h"
 #include "models/ewald/ewald_kspace.h"
 #include "models/ewald/ewald_phases.h"
-#include "models/model_file.h"
 #include "models/model_factory.h"
+#include "models/model_file.h"
+#include "models/system_derived.h"
 #include "model_test_util.h"
 
 namespace distspec::test {
@@ -272,10 +274,10 @@ TEST(EwaldErrors, SpecWithoutTheStructureFactorAdapter) {
 // runs under it unmodified, its batched and slab adapters unbound (no kernel is needed).
 TEST(Ewald, ShippedSpecIsTheReleasedWheelsAndBindsUnmodified) {
   const std::string bytes = models::read_file_bytes(potentials("specs/ewald_halo.json"));
-  const MLIPSpec spec = read_mlip_spec(bytes, "ewald_halo.json");
-  EXPECT_EQ(write_mlip_spec(spec), bytes);
   EXPECT_EQ(bytes, models::read_file_bytes(std::string(DISTSPEC_POTENTIALS_DIR) +
                                            "/../unittest/golden_specs/nvalchemi-0.2.0/model_ewald_halo.json"));
+  const MLIPSpec spec = read_mlip_spec(bytes, "ewald_halo.json");
+  EXPECT_EQ(write_mlip_spec(spec), bytes);
   ASSERT_EQ(spec.core.custom_ops.size(), 4u);
   ASSERT_TRUE(spec.compile);
   EXPECT_EQ(spec.compile->force_strategy, ForceStrategy::framework_from_node_energy);
@@ -355,6 +357,210 @@ TEST(Ewald, CoulombConstantFollowsUnits) {
   file.parameters["coulomb_constant"] = 7.0;
   const auto params = models::ewald::parse_params(file.parameters, file.units, 2, file.cutoff);
   EXPECT_EQ(params.coulomb_constant, 7.0);
+}
+
+// --- "accuracy": alpha and kmax by LAMMPS' kspace_style ewald rule --------------------------
+//
+// Reference numbers: LAMMPS' ewald.cpp init() and setup() evaluated in Python (double
+// precision, math.log / math.sqrt / math.exp) for each case, not this code's output:
+//   acc = rel * qqr2e; q2 = sum q^2 * qqr2e
+//   g = acc sqrt(N rc Lx Ly Lz) / (2 q2); g = (1.35 - 0.15 ln acc) / rc if g >= 1 else sqrt(-ln g) / rc
+//   k_d = smallest k >= 1 with 2 q2 g / L_d sqrt(1 / (pi k N)) exp(-pi^2 k^2 / (g^2 L_d^2)) <= acc
+struct RuleCase {
+  double relative, coulomb, natoms, cutoff;
+  std::array<double, 3> lengths;
+  double sum_q2;
+  double g_ewald;
+  std::array<int, 3> kmax;
+  const char* estimate;  // "estimated absolute RMS force accuracy", %.8g
+};
+
+const RuleCase kRuleCases[] = {
+    // examples/ewald: 512 ions in a 22.56 A cube, cutoff 10, kspace_style ewald 1e-5
+    {1e-5, 14.399645, 512, 10.0, {22.56, 22.56, 22.56}, 512.0, 0.3082154242021012, {7, 7, 7}, "0.0001677103"},
+    {1e-5, 14.399645, 64, 5.5, {11.28, 11.28, 11.28}, 64.0, 0.5691400870992452, {7, 7, 7}, "0.00014536171"},
+    // real units, a 20 x 17 x 13 box: one kmax per edge
+    {1e-4, 332.06371, 210, 8.0, {20.0, 17.0, 13.0}, 70.0, 0.31229395134159466, {5, 5, 4}, "0.03572234"},
+    // the first estimate >= 1: g = (1.35 - 0.15 ln acc) / rc
+    {1.0, 14.399645, 512, 10.0, {22.56, 22.56, 22.56}, 512.0, 0.09499194669749562, {1, 1, 1}, "0.80066244"},
+    {1e-6, 14.399645, 64, 5.5, {11.28, 13.0, 9.5}, 64 * 0.64, 0.6211107600188194, {8, 9, 7}, "1.5081643e-05"},
+};
+
+TEST(EwaldAccuracy, RuleIsLammps) {
+  for (const RuleCase& c : kRuleCases) {
+    SCOPED_TRACE("relative accuracy " + std::to_string(c.relative) + ", " + std::to_string(c.natoms) + " atoms");
+    const double accuracy = c.relative * c.coulomb, q2 = c.sum_q2 * c.coulomb;
+    const double g = models::ewald::g_ewald_for(accuracy, c.natoms, c.cutoff, c.lengths, q2);
+    EXPECT_DOUBLE_EQ(g, c.g_ewald);
+    const std::array<int, 3> kmax = models::ewald::kmax_for(accuracy, c.g_ewald, c.natoms, c.lengths, q2);
+    EXPECT_EQ(kmax, c.kmax);
+    // Each k_d is the smallest that reaches the accuracy.
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_LE(models::ewald::kspace_rms(kmax[d], c.lengths[d], c.natoms, q2, g), accuracy);
+      if (kmax[d] > 1) EXPECT_GT(models::ewald::kspace_rms(kmax[d] - 1, c.lengths[d], c.natoms, q2, g), accuracy);
+    }
+    char estimate[32];
+    std::snprintf(estimate, sizeof estimate, "%.8g",
+                  models::ewald::estimated_accuracy(g, kmax, c.natoms, c.cutoff, c.lengths, q2));
+    EXPECT_STREQ(estimate, c.estimate);
+  }
+}
+
+// kspace.cpp two_charge(): qqr2e qelectron^2 / angstrom^2 (update.cpp's constants).
+TEST(EwaldAccuracy, TwoChargeForceFollowsUnits) {
+  EXPECT_EQ(models::ewald::two_charge_force_of("metal"), 14.399645);
+  EXPECT_EQ(models::ewald::two_charge_force_of("real"), 332.06371);
+  EXPECT_EQ(models::ewald::two_charge_force_of("lj"), 1.0);
+  EXPECT_DOUBLE_EQ(models::ewald::two_charge_force_of("si"), 8.9876e9 * 1.6021765e-19 * 1.6021765e-19 / 1e-20);
+  EXPECT_DOUBLE_EQ(models::ewald::two_charge_force_of("electron"), 1.0 / (1.88972612 * 1.88972612));
+}
+
+models::ModelFile accuracy_file(const Json& parameters, double cutoff = 5.5) {
+  models::ModelFile f = models::read_model_file(potentials("nacl_ewald.json"));
+  f.cutoff = cutoff;
+  f.parameters = parameters;
+  return f;
+}
+
+std::string take_report(models::Model& model) {
+  auto* derived = dynamic_cast<models::SystemDerived*>(&model);
+  EXPECT_NE(derived, nullptr);
+  return derived ? derived->take_report() : "";
+}
+
+#define EXPECT_HAS(text, needle) EXPECT_NE((text).find(needle), std::string::npos) << (text)
+
+void expect_same_outputs(const models::ModelOutputs& a, const models::ModelOutputs& b) {
+  EXPECT_NEAR(a.energy, b.energy, 1e-12 * std::abs(b.energy));
+  ASSERT_EQ(a.forces.size(), b.forces.size());
+  for (std::size_t i = 0; i < a.forces.size(); ++i) EXPECT_NEAR(a.forces[i], b.forces[i], 1e-11) << i;
+  for (int v = 0; v < 6; ++v) EXPECT_NEAR(a.virial[v], b.virial[v], 1e-11 * std::abs(b.virial[v]) + 1e-11) << v;
+}
+
+// The model with "accuracy" runs with LAMMPS' alpha and kmax: it prints them as LAMMPS does, and
+// its outputs are those of the model given that alpha and kmax.
+TEST(EwaldAccuracy, ModelDerivesAlphaAndKmaxAsLammps) {
+  Crystal c = rock_salt(5.64, 2);
+  jiggle(c, 0.3, 11);
+  const ChargedGraph g(c, rock_salt_charges(c, 1.0), 5.5);
+  const models::ModelFile file = accuracy_file(Json{{"accuracy", 1e-5}, {"erfc", "lammps_polynomial"}});
+  auto model = models::make_model(file);
+  const models::ModelOutputs derived = compute(*model, g, file.spec.core);
+  const std::string report = take_report(*model);
+  EXPECT_HAS(report, "DISTSPEC: ewald: accuracy 1e-05 (absolute 0.00014399645) for 64 atoms: alpha and kmax derived\n");
+  EXPECT_HAS(report, "\n  G vector (1/distance) = 0.56914009\n");
+  EXPECT_HAS(report, "\n  estimated absolute RMS force accuracy = 0.00014536171\n");
+  EXPECT_HAS(report, "\n  estimated relative force accuracy = 1.0094812e-05\n");
+  EXPECT_HAS(report, "\n                  kxmax kymax kzmax  = 7 7 7\n");
+  // ewald.cpp's count of the 7 7 7 k-vectors in a cube; 4 k^3 + 6 k^2 + 3 k = 1687.
+  EXPECT_HAS(report, "\n  KSpace vectors: actual max1d max3d = 709 7 1687\n");
+  EXPECT_EQ(take_report(*model), "") << "the report comes once per run";
+
+  auto given = models::make_model(
+      accuracy_file(Json{{"alpha", 0.5691400870992452}, {"kmax", {7, 7, 7}}, {"erfc", "lammps_polynomial"}}));
+  expect_same_outputs(derived, compute(*given, g, file.spec.core));
+}
+
+// A given alpha or kmax is kept, as kspace_modify gewald / kmax/ewald keep theirs.
+TEST(EwaldAccuracy, GivenAlphaOrKmaxIsKept) {
+  const Crystal c = rock_salt(5.64, 2);
+  const ChargedGraph g(c, rock_salt_charges(c, 1.0), 5.5);
+  const DistributionSpec& spec = accuracy_file(Json{{"accuracy", 1e-5}}).spec.core;
+
+  auto alpha_given = models::make_model(accuracy_file(Json{{"accuracy", 1e-5}, {"alpha", 0.35}}));
+  compute(*alpha_given, g, spec);
+  std::string report = take_report(*alpha_given);
+  EXPECT_HAS(report, "for 64 atoms: kmax derived\n  G vector (1/distance) = 0.35\n");
+  EXPECT_HAS(report, "kxmax kymax kzmax  = 4 4 4\n");
+
+  auto kmax_given = models::make_model(accuracy_file(Json{{"accuracy", 1e-5}, {"kmax", {5, 4, 3}}}));
+  compute(*kmax_given, g, spec);
+  report = take_report(*kmax_given);
+  EXPECT_HAS(report, "for 64 atoms: alpha derived\n  G vector (1/distance) = 0.56914009\n");
+  EXPECT_HAS(report, "kxmax kymax kzmax  = 5 4 3\n");
+
+  auto both_given = models::make_model(accuracy_file(Json{{"accuracy", 1e-5}, {"alpha", 0.35}, {"kmax", {5, 4, 3}}}));
+  compute(*both_given, g, spec);
+  EXPECT_HAS(take_report(*both_given), "for 64 atoms: alpha and kmax given\n  G vector (1/distance) = 0.35\n");
+
+  // Without accuracy nothing is derived and nothing reported.
+  auto plain = models::make_model(accuracy_file(Json{{"alpha", 0.35}, {"kmax", {5, 4, 3}}}));
+  compute(*plain, g, spec);
+  EXPECT_EQ(take_report(*plain), "");
+}
+
+// kmax follows the box within a run (LAMMPS' setup() on a box change) with the run's alpha;
+// a new run derives alpha afresh (init()).
+TEST(EwaldAccuracy, KmaxFollowsTheBoxAndAlphaTheRun) {
+  Crystal c = rock_salt(5.64, 2);
+  jiggle(c, 0.2, 5);
+  ChargedGraph g(c, rock_salt_charges(c, 1.0), 5.5);
+  const models::ModelFile file = accuracy_file(Json{{"accuracy", 1e-5}});
+  auto model = models::make_model(file);
+  compute(*model, g, file.spec.core);
+  take_report(*model);
+  Mat3 stretch{};
+  stretch[0][0] = 0.2;  // x by 1.2: 13.536 A
+  g.graph.deform(stretch);
+
+  const models::ModelOutputs same_run = compute(*model, g, file.spec.core);
+  EXPECT_EQ(take_report(*model), "");
+  auto same_alpha = models::make_model(accuracy_file(Json{{"alpha", 0.5691400870992452}, {"kmax", {8, 7, 7}}}));
+  expect_same_outputs(same_run, compute(*same_alpha, g, file.spec.core));
+
+  dynamic_cast<models::SystemDerived&>(*model).begin_run();
+  const models::ModelOutputs next_run = compute(*model, g, file.spec.core);
+  EXPECT_HAS(take_report(*model), "  G vector (1/distance) = 0.56648642\n");
+  auto new_alpha = models::make_model(accuracy_file(Json{{"alpha", 0.5664864158055308}, {"kmax", {8, 7, 7}}}));
+  expect_same_outputs(next_run, compute(*new_alpha, g, file.spec.core));
+}
+
+TEST(EwaldAccuracyErrors, Parameters) {
+  auto error_of = [](const Json& parameters) {
+    try {
+      models::make_model(accuracy_file(parameters));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string zero = error_of(Json{{"accuracy", 0.0}});
+  EXPECT_HAS(zero, "/parameters/accuracy: expected a relative accuracy > 0, found 0.0; the relative RMS force "
+                   "accuracy of kspace_style ewald ACC, e.g. 1e-5");
+  EXPECT_HAS(error_of(Json{{"accuracy", -1e-5}}), "/parameters/accuracy: expected a relative accuracy > 0, found -1e-05");
+  EXPECT_HAS(error_of(Json{{"accuracy", "1e-5"}}), "/parameters/accuracy: expected a number, found a string");
+  EXPECT_HAS(error_of(Json{{"kmax", {5, 5, 5}}}),
+             "/parameters/alpha: missing required key 'alpha'; the splitting parameter, LAMMPS' g_ewald (kspace_modify "
+             "gewald); or give \"accuracy\" to derive it");
+  EXPECT_HAS(error_of(Json{{"alpha", 0.3}}), "/parameters/kmax: missing required key 'kmax'");
+  EXPECT_HAS(error_of(Json{{"accuracy", 1e-5}, {"kmax", {5, 0, 5}}}), "/parameters/kmax/1: expected an integer from 1 to 200");
+}
+
+// An uncharged system: alpha cannot come from accuracy (LAMMPS: "Must use 'kspace_modify gewald'
+// for uncharged system"); with alpha given, kmax is 1 1 1 as LAMMPS' rms() of q2 = 0 gives.
+TEST(EwaldAccuracyErrors, UnchargedSystem) {
+  const Crystal c = rock_salt(5.64, 2);
+  const ChargedGraph g(c, rock_salt_charges(c, 0.0), 5.5);
+  const models::ModelFile file = accuracy_file(Json{{"accuracy", 1e-5}});
+  auto model = models::make_model(file);
+  const std::string e = system_error(*model, g, file.spec.core, g.atoms());
+  EXPECT_HAS(e, "/parameters/accuracy: ewald: the system has no charge (sum of q^2 over the model's atoms is 0), so "
+                "\"accuracy\" cannot set alpha; give \"alpha\" under \"parameters\" (LAMMPS: kspace_modify gewald");
+
+  auto alpha_given = models::make_model(accuracy_file(Json{{"accuracy", 1e-5}, {"alpha", 0.35}}));
+  compute(*alpha_given, g, file.spec.core);
+  EXPECT_HAS(take_report(*alpha_given), "kxmax kymax kzmax  = 1 1 1\n");
+}
+
+// A kmax beyond 200 cells is refused rather than run for days.
+TEST(EwaldAccuracyErrors, DerivedKmaxTooLarge) {
+  const Crystal c = rock_salt(5.64, 2);
+  const ChargedGraph g(c, rock_salt_charges(c, 1.0), 5.5);
+  const models::ModelFile file = accuracy_file(Json{{"accuracy", 1e-12}, {"alpha", 30.0}});
+  auto model = models::make_model(file);
+  EXPECT_HAS(system_error(*model, g, file.spec.core, g.atoms()),
+             "/parameters/accuracy: ewald: accuracy 1e-12 needs more than 200 reciprocal cells along x (box edge 11.28, "
+             "alpha 30)");
 }
 
 }  // namespace

@@ -4,30 +4,37 @@
 
 #include "distspec/error.h"
 #include "models/edge_kernel.h"
+#include "models/ewald/ewald_accuracy.h"
 #include "models/ewald/ewald_kspace.h"
 #include "models/model_file.h"
+#include "models/system_derived.h"
 
 namespace distspec::models::ewald {
 namespace {
 
 // The model on the CPU. Per step:
+//   with "accuracy": alpha at the first step of a run, kmax when the cell changes (ewald_accuracy.h)
 //   k-vectors of the cell (host; recomputed when the cell changes)
 //   stage 1: the structure factor of the owned rows, summed over ranks by the spec's adapter
 //   neutrality check on the global total charge (the same number on every rank)
 //   stage 2: k-space energy, forces and virial of the owned rows
 //   real space: erfc pairs over the edge list (receivers are owned rows)
-class EwaldModel final : public Model {
+class EwaldModel final : public Model, public SystemDerived {
  public:
-  EwaldModel(ModelInfo info, Params params) : info_(std::move(info)), params_(params) {}
+  EwaldModel(ModelInfo info, Params params) : info_(std::move(info)), params_(params), accuracy_(params) {}
 
   const ModelInfo& info() const override { return info_; }
+  void begin_run() override { accuracy_.begin_run(); }
+  std::string take_report() override { return accuracy_.take_report(params_, kvectors_.count()); }
 
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
                ModelOutputs& out) override {
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
     out.reset(n, request);
-    kvectors_.update(graph, params_.kmax);
+    check_cell(graph);
     model_charges(graph, charges_);
+    accuracy_.prepare(graph, charges_, dispatch, params_);
+    kvectors_.update(graph, params_.kmax);
     const std::size_t n_k = kvectors_.count();
     const double alpha = params_.alpha;
 
@@ -67,6 +74,7 @@ class EwaldModel final : public Model {
  private:
   ModelInfo info_;
   Params params_;
+  AccuracyRule accuracy_;
   KVectors kvectors_;
   std::vector<double> charges_, real_sf_, imag_sf_;
   std::vector<double> scratch_energy_;  // per-row energy when the host does not want it
@@ -87,26 +95,49 @@ double coulomb_constant_of(const std::string& units) {
 }
 
 Params parse_params(const Json& parameters, const std::string& units, int n_species, double cutoff) {
-  const Json& root = expect_object(parameters, "/parameters", {"alpha", "kmax", "erfc", "coulomb_constant"});
+  const Json& root =
+      expect_object(parameters, "/parameters", {"alpha", "kmax", "accuracy", "erfc", "coulomb_constant"});
   Params p;
   p.n_species = n_species;
   p.cutoff = cutoff;
   p.cutsq = cutoff * cutoff;
-  p.alpha = expect_positive(require_member(root, "alpha", "/parameters",
-                                           "the splitting parameter, LAMMPS' g_ewald (kspace_modify gewald)"),
-                            "/parameters/alpha");
-  const Json& kmax = expect_array(require_member(root, "kmax", "/parameters",
-                                                 "[kx, ky, kz] as LAMMPS' kspace_modify kmax/ewald"),
-                                  "/parameters/kmax");
-  if (kmax.size() != 3)
-    fail_value("/parameters/kmax", "expected three integers [kx, ky, kz], found " + std::to_string(kmax.size()) + " value(s)");
-  for (int d = 0; d < 3; ++d) {
-    const std::string at = "/parameters/kmax/" + std::to_string(d);
-    p.kmax[d] = expect_int(kmax[d], at);
-    // LAMMPS' kmax/ewald takes 1 and up; 200 in each direction is already ~1.7e7 k-vectors.
-    if (p.kmax[d] < 1 || p.kmax[d] > 200)
-      fail_value(at, "expected an integer from 1 to 200, found " + std::to_string(p.kmax[d]),
-                 "the number of reciprocal cells along that box edge (kspace_modify kmax/ewald)");
+  // accuracy: kspace_style ewald's; alpha and kmax then default to LAMMPS' rule (ewald_accuracy.h).
+  const Json* accuracy = find_member(root, "accuracy");
+  if (accuracy) {
+    p.accuracy = expect_finite(*accuracy, "/parameters/accuracy");
+    if (p.accuracy <= 0.0)
+      fail_value("/parameters/accuracy", "expected a relative accuracy > 0, found " + accuracy->dump(),
+                 "the relative RMS force accuracy of kspace_style ewald ACC, e.g. 1e-5 (LAMMPS: \"KSpace accuracy must "
+                 "be > 0\")");
+    p.two_charge_force = two_charge_force_of(units);
+    p.accuracy_absolute = p.accuracy * p.two_charge_force;  // kspace.cpp: accuracy_relative * two_charge_force
+  }
+  const std::string or_accuracy = " or give \"accuracy\" to derive it as kspace_style ewald ACC does";
+  const Json* alpha = accuracy ? find_member(root, "alpha")
+                               : &require_member(root, "alpha", "/parameters",
+                                                 "the splitting parameter, LAMMPS' g_ewald (kspace_modify gewald);" +
+                                                     or_accuracy);
+  if (alpha)
+    p.alpha = expect_positive(*alpha, "/parameters/alpha");
+  else
+    p.derive_alpha = true;
+  const Json* kmax_value = accuracy ? find_member(root, "kmax")
+                                    : &require_member(root, "kmax", "/parameters",
+                                                      "[kx, ky, kz] as LAMMPS' kspace_modify kmax/ewald;" + or_accuracy);
+  if (!kmax_value) p.derive_kmax = true;
+  if (kmax_value) {
+    const Json& kmax = expect_array(*kmax_value, "/parameters/kmax");
+    if (kmax.size() != 3)
+      fail_value("/parameters/kmax",
+                 "expected three integers [kx, ky, kz], found " + std::to_string(kmax.size()) + " value(s)");
+    for (int d = 0; d < 3; ++d) {
+      const std::string at = "/parameters/kmax/" + std::to_string(d);
+      p.kmax[d] = expect_int(kmax[d], at);
+      // LAMMPS' kmax/ewald takes 1 and up; 200 in each direction is already ~1.7e7 k-vectors.
+      if (p.kmax[d] < 1 || p.kmax[d] > kMaxKmax)
+        fail_value(at, "expected an integer from 1 to 200, found " + std::to_string(p.kmax[d]),
+                   "the number of reciprocal cells along that box edge (kspace_modify kmax/ewald)");
+    }
   }
   if (const Json* erfc = find_member(root, "erfc"))
     p.erfc = expect_choice(*erfc, "/parameters/erfc", {"exact", "lammps_polynomial"}) == "exact" ? Erfc::exact
@@ -152,6 +183,9 @@ void check_spec(const MLIPSpec& spec) {
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   ModelInfo info = info_from(file);
   info.ops = {kStructureFactorsOp, kReciprocalOp, kRealSpaceOp};
+  // nvalchemi's Ewald spec adapts its batched and slab-correction kernels too; a single
+  // periodic system without a slab needs neither.
+  info.family_ops = {kBatchStructureFactorsOp, kSlabMomentsOp, kBatchSlabMomentsOp};
   info.reads_charges = true;
   info.needs_periodic_cell = true;
   try {
@@ -180,6 +214,3 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
 }
 
 }  // namespace distspec::models::ewald
-  // nvalchemi's Ewald spec adapts its batched and slab-correction kernels too; a single
-  // periodic system without a slab needs neither.
-  info.family_ops = {kBatchStructureFactorsOp, kSlabMomentsOp, kBatchSlabMomentsOp};

@@ -16,6 +16,14 @@
 // Parameters ("parameters" of the model file; "cutoff" of the file is the real-space cutoff):
 //   {"alpha": 0.3,                 the splitting parameter (LAMMPS g_ewald), 1/distance
 //    "kmax": [7, 7, 7],            kx ky kz as kspace_modify kmax/ewald
+//    "accuracy": 1e-5,             the relative RMS force accuracy of kspace_style ewald ACC: alpha
+//                                  and kmax, where not given, by LAMMPS' own rule (ewald_accuracy.h):
+//                                  alpha at the first step of each run from the model's atom count,
+//                                  C sum q^2 (global sums), the cutoff and the box; kmax then and
+//                                  whenever the box changes. Given alpha / kmax are kept, as
+//                                  kspace_modify gewald / kmax/ewald keep theirs. Either accuracy,
+//                                  or alpha and kmax, must be given; the k-vectors of a derived kmax
+//                                  follow the rules below as a given one does
 //    "erfc": "exact",              "exact": std::erfc and its exact derivative (default);
 //                                  "lammps_polynomial": the Abramowitz & Stegun 7.1.26
 //                                  polynomial that coul/long evaluates with pair_modify table 0
@@ -71,6 +79,10 @@ namespace distspec::models::ewald {
 inline constexpr char kStructureFactorsOp[] = "alchemiops::_ewald_compute_partial_structure_factors";
 inline constexpr char kReciprocalOp[] = "distspec_ewald::reciprocal_from_structure_factors";
 inline constexpr char kRealSpaceOp[] = "distspec_ewald::real_space";
+// The rest of nvalchemi's Ewald family, which its spec adapts: no kernel here.
+inline constexpr char kBatchStructureFactorsOp[] = "alchemiops::_batch_ewald_compute_partial_structure_factors";
+inline constexpr char kSlabMomentsOp[] = "alchemiops::_slab_compute_partial_moments";
+inline constexpr char kBatchSlabMomentsOp[] = "alchemiops::_batch_slab_compute_partial_moments";
 
 // LAMMPS kspace.cpp qsum_qsq(): a larger net charge stops the run ("not charge neutral").
 inline constexpr double kNeutralityTolerance = 1e-5;
@@ -79,16 +91,19 @@ enum class Erfc { exact, lammps_polynomial };
 
 struct Params {
   int n_species = 0;
-// The rest of nvalchemi's Ewald family, which its spec adapts: no kernel here.
-inline constexpr char kBatchStructureFactorsOp[] = "alchemiops::_batch_ewald_compute_partial_structure_factors";
-inline constexpr char kSlabMomentsOp[] = "alchemiops::_slab_compute_partial_moments";
-inline constexpr char kBatchSlabMomentsOp[] = "alchemiops::_batch_slab_compute_partial_moments";
-  double alpha = 0.0;             // splitting parameter, 1/distance
+  double alpha = 0.0;             // splitting parameter, 1/distance (0 until derived from accuracy)
   double cutoff = 0.0;            // real-space cutoff
   double cutsq = 0.0;
-  std::array<int, 3> kmax{};      // kx ky kz
+  std::array<int, 3> kmax{};      // kx ky kz (0 0 0 until derived from accuracy)
   Erfc erfc = Erfc::exact;
   double coulomb_constant = 0.0;  // C, LAMMPS qqrd2e
+  // "accuracy" (LAMMPS kspace_style ewald's relative accuracy), 0 when not given; with it, the
+  // model derives what the file leaves out (ewald_accuracy.h) before each step.
+  double accuracy = 0.0;
+  double two_charge_force = 0.0;   // LAMMPS two_charge_force of the units (ewald_accuracy.h)
+  double accuracy_absolute = 0.0;  // accuracy x two_charge_force, force units
+  bool derive_alpha = false;       // accuracy given, alpha not
+  bool derive_kmax = false;        // accuracy given, kmax not
 };
 
 // Reads the "parameters" object (errors point under /parameters; the caller adds the file).

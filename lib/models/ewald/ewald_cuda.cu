@@ -6,9 +6,11 @@
 #include "models/cuda_common.cuh"
 #include "models/edge_kernel.h"
 #include "models/ewald/ewald.h"
+#include "models/ewald/ewald_accuracy.h"
 #include "models/ewald/ewald_kspace.h"
 #include "models/ewald/ewald_math.h"
 #include "models/ewald/ewald_op_args.h"
+#include "models/system_derived.h"
 
 namespace distspec::models::ewald {
 namespace {
@@ -176,27 +178,35 @@ void real_space(Span<const TensorRef> args, Span<const TensorRef> outs, const vo
 }
 
 // The model on the GPU: the CPU model's steps (ewald.cpp), its arrays on the device.
-class EwaldCudaModel final : public Model {
+class EwaldCudaModel final : public Model, public SystemDerived {
  public:
-  EwaldCudaModel(ModelInfo info, Params params) : info_(std::move(info)) {
+  EwaldCudaModel(ModelInfo info, Params params) : info_(std::move(info)), accuracy_(params) {
     device_.params = params;
-    alpha_.upload(&device_.params.alpha, 1);
   }
 
   const ModelInfo& info() const override { return info_; }
+  void begin_run() override { accuracy_.begin_run(); }
+  std::string take_report() override { return accuracy_.take_report(device_.params, kvectors_.count()); }
 
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
                ModelOutputs& out) override {
     StagedHalo staged(dispatch, staging_, "ewald");
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
     out.reset(n, request);
+    // alpha and kmax as the CPU model has them (ewald_accuracy.h, on the host).
+    check_cell(graph);
+    model_charges(graph, host_charges_);
+    accuracy_.prepare(graph, host_charges_, dispatch, device_.params);
+    if (device_.params.alpha != uploaded_alpha_) {
+      alpha_.upload(&device_.params.alpha, 1);
+      uploaded_alpha_ = device_.params.alpha;
+    }
     kvectors_.update(graph, device_.params.kmax);
     if (kvectors_.changed()) {
       cell_.upload(kvectors_.cell().data(), 9);
       k_.upload(kvectors_.vectors());
     }
     const std::size_t n_k = kvectors_.count();
-    model_charges(graph, host_charges_);
     charges_.upload(host_charges_);
     graph_.upload(graph, device_.params.n_species, std::string("op '") + kRealSpaceOp + "'", kOpArgsHint);
 
@@ -242,6 +252,8 @@ class EwaldCudaModel final : public Model {
  private:
   ModelInfo info_;
   DeviceParams device_;
+  AccuracyRule accuracy_;
+  double uploaded_alpha_ = 0.0;  // alpha_ holds it (0: nothing uploaded yet)
   KVectors kvectors_;
   std::vector<double> host_charges_;
   DeviceGraph graph_;

@@ -24,7 +24,7 @@ std::string number(double v) {
 
 }  // namespace
 
-void KVectors::update(const AtomGraph& graph, const std::array<int, 3>& kmax) {
+void check_cell(const AtomGraph& graph) {
   if (!graph.has_cell)
     refuse("the host gave no simulation cell", "Ewald summation needs the periodic box (AtomGraph::cell)");
   static const char* axis = "xyz";
@@ -38,6 +38,11 @@ void KVectors::update(const AtomGraph& graph, const std::array<int, 3>& kmax) {
     refuse("the box is triclinic (tilts xy " + number(h[3]) + ", xz " + number(h[6]) + ", yz " + number(h[7]) + ")",
            "this Ewald model supports orthogonal boxes only; use an orthogonal box, or pair_style coul/long with "
            "kspace_style ewald for triclinic ones");
+}
+
+void KVectors::update(const AtomGraph& graph, const std::array<int, 3>& kmax) {
+  check_cell(graph);
+  const std::array<double, 9>& h = graph.cell;
   changed_ = !valid_ || h != cell_ || kmax != kmax_;
   if (!changed_) return;
   cell_ = h;

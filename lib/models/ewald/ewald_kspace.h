@@ -11,11 +11,13 @@
 
 namespace distspec::models::ewald {
 
+// Throws model.system unless the graph has a cell that is periodic in x, y and z and orthogonal.
+void check_cell(const AtomGraph& graph);
+
 // The k-vectors of a cell, recomputed only when the cell changes (fix npt, fix deform).
 class KVectors {
  public:
-  // Checks the graph's cell (throws model.system: none given, a non-periodic direction, a
-  // tilted cell) and updates the k-vectors to it.
+  // Checks the graph's cell (check_cell()) and updates the k-vectors to it.
   void update(const AtomGraph& graph, const std::array<int, 3>& kmax);
 
   const std::array<double, 9>& cell() const { return cell_; }
