@@ -1,6 +1,8 @@
 // The CUDA Ewald model against the CPU one (which the model and integration tests check against
 // the Madelung energy, finite differences and LAMMPS' coul/long + ewald): rock salt with uneven
-// charges, both erfc variants, under the model's spec (the structure-factor adapter's
+// charges, both erfc variants, alpha and kmax given (nacl_ewald.json) or derived from "accuracy"
+// (nacl_ewald_accuracy.json: the CUDA model takes them from the host rule the CPU model uses),
+// under the model's spec (the structure-factor adapter's
 // slice_owned and all_reduce_sum run through DeviceStagingHaloExchange), then steps that move
 // atoms and change the box. fp64: energy, forces, virial and per-row energy and virial agree to
 // 1e-10 relative (largest difference over largest value).
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 
 #include "distspec/dispatch/dispatcher.h"
 #include "distspec/halo/indexed_halo_exchange.h"
@@ -111,12 +114,17 @@ void expect_agree(const models::ModelOutputs& gpu, const models::ModelOutputs& c
   for (double d : {e, f, w, ei, wi}) EXPECT_LE(d, kTol64) << what;
 }
 
-class EwaldGpuEqualsCpu : public ::testing::TestWithParam<std::string> {
+// (model file, erfc variant)
+using Variant = std::tuple<std::string, std::string>;
+
+std::string name_of(const Variant& v) { return std::get<0>(v) + " erfc " + std::get<1>(v); }
+
+class EwaldGpuEqualsCpu : public ::testing::TestWithParam<Variant> {
  protected:
   void SetUp() override {
     REQUIRE_CUDA();
-    file_ = models::read_model_file(potential("nacl_ewald.json"));
-    file_.parameters["erfc"] = GetParam();
+    file_ = models::read_model_file(potential(std::get<0>(GetParam())));
+    file_.parameters["erfc"] = std::get<1>(GetParam());
     cpu_ = models::make_model(file_);
     gpu_ = models::make_model(file_, Device::cuda);
   }
@@ -127,27 +135,35 @@ class EwaldGpuEqualsCpu : public ::testing::TestWithParam<std::string> {
 TEST_P(EwaldGpuEqualsCpu, EnergyForcesVirialAndPerRowOutputs) {
   const Graph g(rock_salt(5.64, 3), file_.cutoff);
   expect_agree(run(*gpu_, g, file_.spec.core, Device::cuda, 1), run(*cpu_, g, file_.spec.core, Device::cpu, 1),
-               "ewald erfc " + GetParam());
+               name_of(GetParam()));
 }
 
 // Moves keep the topology (charges and positions are uploaded anyway); a new box changes the
-// k-vectors.
+// k-vectors (and, from "accuracy", kmax: x by 1.25 at the last step).
 TEST_P(EwaldGpuEqualsCpu, StepsThatMoveAtomsAndTheBox) {
   Graph g(rock_salt(5.64, 3), file_.cutoff);
-  for (int step = 0; step < 3; ++step) {
+  for (int step = 0; step < 4; ++step) {
     g.periodic.displace(static_cast<std::size_t>(7 * step + 2), Vec3{0.05, -0.03, 0.02 * step});
-    if (step == 2) {
+    if (step >= 2) {
       Mat3 strain{};
-      strain[0][0] = 0.01;
-      strain[2][2] = -0.02;
+      strain[0][0] = step == 2 ? 0.01 : 0.25;
+      strain[2][2] = step == 2 ? -0.02 : 0.0;
       g.periodic.deform(strain);
     }
     expect_agree(run(*gpu_, g, file_.spec.core, Device::cuda, 5), run(*cpu_, g, file_.spec.core, Device::cpu, 5),
-                 "ewald erfc " + GetParam() + " step " + std::to_string(step));
+                 name_of(GetParam()) + " step " + std::to_string(step));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Erfc, EwaldGpuEqualsCpu, ::testing::Values("exact", "lammps_polynomial"));
+INSTANTIATE_TEST_SUITE_P(ModelsAndErfc, EwaldGpuEqualsCpu,
+                         ::testing::Combine(::testing::Values("nacl_ewald.json", "nacl_ewald_accuracy.json"),
+                                            ::testing::Values("exact", "lammps_polynomial")),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           for (char& c : name)
+                             if (c == '.') c = '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace distspec::test
