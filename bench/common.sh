@@ -23,6 +23,10 @@ if [ ! -x "$DISTSPEC_LMP" ]; then
   echo "bench: no LAMMPS executable at $DISTSPEC_LMP; set DISTSPEC_LMP to the lmp the plugin was built against" >&2
   exit 1
 fi
+# Input scripts load the plugin by file name, found on LD_LIBRARY_PATH (LAMMPS dlopen()s it), so
+# that LAMMPS' logs, which echo each command, name no path of this machine.
+export LD_LIBRARY_PATH="$(cd "$DISTSPEC_BUILD" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+PLUGIN_NAME=$(basename "$PLUGIN")
 # Ranks beyond the cores wait in MPI without spinning (yield_when_idle), so oversubscribed runs
 # measure work rather than busy-waiting.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=1

@@ -13,12 +13,12 @@ if [ -n "${DISTSPEC_GPU_RUN:-}" ]; then
   # shellcheck source=/dev/null
   source "$DISTSPEC_GPU_RUN/env.sh"
   lmp=lmp
-  plugin=$DISTSPEC_PLUGIN
+  plugin=$(basename "$DISTSPEC_PLUGIN")  # on LD_LIBRARY_PATH (env.sh): logs name no path
 else
   # shellcheck source=/dev/null
   source "$repo/bench/common.sh"
   lmp=$DISTSPEC_LMP
-  plugin=$PLUGIN
+  plugin=$PLUGIN_NAME
 fi
 gpus=${1:-"1 2"}
 models=${2:-"eam mpnn2 mpnn4"}

@@ -39,7 +39,7 @@ for rep in $(seq 1 "$repeats"); do
         echo "bench: L = $L, $np rank(s), halo $halo, $steps steps (repeat $rep)" >&2
         # In the output folder, the model named relative to it: logs name no path of this machine.
         (cd "$out" && mpirun --oversubscribe -np "$np" /usr/bin/time -f "BENCH maxrss_kb %M" \
-          "$DISTSPEC_LMP" -in "$here/in.halo" -log "log.$tag" -screen none -var plugin "$PLUGIN" \
+          "$DISTSPEC_LMP" -in "$here/in.halo" -log "log.$tag" -screen none -var plugin "$PLUGIN_NAME" \
           -var model "models/cu_mpnn_L$L.json" -var halo "$halo" -var n "$cells" -var steps "$steps" \
           2> "rss.$tag") || { cat "$out/rss.$tag" >&2; exit 1; }
       done

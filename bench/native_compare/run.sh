@@ -34,7 +34,7 @@ for model in $models; do
       echo "bench: $model, $((4 * n * n * n)) atoms, $np rank(s), $repeats x $steps steps per style" >&2
       # From the repository, with its potentials/ relative: logs name no path of this machine.
       (cd "$repo" && mpirun --oversubscribe -np "$np" "$DISTSPEC_LMP" -in "$here/in.compare" \
-        -log "$out/log.$model.$atoms.$np" -screen none -var plugin "$PLUGIN" -var pot potentials -var model "$model" \
+        -log "$out/log.$model.$atoms.$np" -screen none -var plugin "$PLUGIN_NAME" -var pot potentials -var model "$model" \
         -var n "$n" -var steps "$steps" -var repeats "$repeats")
     done
   done
