@@ -9,7 +9,10 @@ lmp=${LMP:-lmp}
 plugin=${DISTSPEC_PLUGIN:-$root/build-gpu/libdistspec.so}
 log=$(realpath -m "${1:-gpu_check.log}")
 cd "$root/examples/gpu"
-if ! "$lmp" -in in.gpu_check -var plugin "$plugin" -var pot "$root/potentials" -log "$log" -screen none; then
+# The plugin by file name on the loader path and the potentials relative to this folder: LAMMPS
+# echoes each command into the log, which then names no path of this machine.
+export LD_LIBRARY_PATH="$(cd "$(dirname "$plugin")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ! "$lmp" -in in.gpu_check -var plugin "$(basename "$plugin")" -var pot ../../potentials -log "$log" -screen none; then
   grep -B2 -A2 "ERROR" "$log" || tail -20 "$log"
   echo "FAIL: LAMMPS stopped (log $log)"
   exit 1

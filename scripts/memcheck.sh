@@ -23,11 +23,15 @@ out=$repo/build-memcheck
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=1
 
+# The plugin by file name on the loader path, the model relative to $out: logs and decks name no
+# path of this machine.
+export LD_LIBRARY_PATH="$(cd "$plugin_dir" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
 # deck NAME LATTICE MASS MODEL ELEMENT TEMPERATURE STEPS: 108 atoms (3 x 3 x 3 fcc cells),
 # NVE from TEMPERATURE, reneighbouring whenever an atom moved half the skin.
 deck() {
   cat <<IN
-plugin load $plugin_dir/libdistspec.so
+plugin load libdistspec.so
 units metal
 lattice fcc $2
 region box block 0 3 0 3 0 3
@@ -35,7 +39,7 @@ create_box 1 box
 create_atoms 1 box
 mass 1 $3
 pair_style distspec
-pair_coeff * * $repo/potentials/$4 $5
+pair_coeff * * ../potentials/$4 $5
 velocity all create $6 4928 loop geom
 neigh_modify every 1 delay 0 check yes
 fix nve all nve
