@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "distspec/error.h"
+#include "distspec/spec/helper_record.h"
+#include "models/model_file.h"
 
 namespace distspec::models {
 namespace {
@@ -29,6 +31,86 @@ Error attributed(const Error& e, const BindingSources& sources) {
   throw attributed(Error(error_id::value, pointer, std::move(message), std::move(hint)), sources);
 }
 
+// An error about the run: the model cannot run with what the host provides.
+[[noreturn]] void fail_run(std::string message, std::string hint) {
+  throw Error("binding.host", "", std::move(message), std::move(hint));
+}
+
+void check_units(const ModelFile& file, const ModelInfo& info, const HostFacts& host) {
+  if (info.units == host.units) return;
+  throw Error(error_id::value, "/units",
+              "the model is in '" + info.units + "' units, this run uses 'units " + host.units + "'",
+              "use 'units " + info.units + "' in the input, or a model file in " + host.units + " units", file.path);
+}
+
+// Owned-only forces drop whatever the model leaves on halo rows.
+void check_owned_only_forces(const ModelFile& file, const ModelInfo& info, const BindingSources& sources) {
+  if (!file.spec.is_owned_only("forces") || !info.forces_on_halo_rows) return;
+  fail_spec(sources, "/owned_only_outputs",
+            "the spec lists 'forces' in owned_only_outputs, but model " + file.path + " (" + info.architecture +
+                ") leaves parts of each atom's force on the halo rows of other ranks: they would be dropped",
+            "remove \"forces\" from owned_only_outputs, or use the spec written for this model");
+}
+
+// nvalchemi's default shard_fields name charges for every model; only a model that reads them
+// makes a missing charge field an error.
+void check_charges(const ModelFile& file, const ModelInfo& info, const HostFacts& host,
+                   const BindingSources& sources) {
+  if (!info.reads_charges) return;
+  if (!contains(file.spec.core.shard_fields, "charges"))
+    fail_spec(sources, "/core/shard_fields",
+              "model " + file.path + " reads charges, but the spec's shard_fields do not promote 'charges' onto "
+                  "halo rows",
+              "add \"charges\" to core.shard_fields");
+  if (!host.has_charges)
+    fail_run("the spec's shard_fields promote 'charges' and model " + file.path + " reads them, but atom style '" +
+                 host.atom_style + "' has no charge",
+             "use an atom style with charges (charge, full)");
+  // Bonded neighbours are left out of the neighbour list by special_bonds, but a model that
+  // reads charges would still count their Coulomb energy in its other terms (Ewald's k-space).
+  if (host.bonds_scale_coulomb)
+    fail_run("model " + file.path + " reads charges, and this system has bonds with special_bonds coul " +
+                 host.special_coul + "; excluded or scaled Coulomb pairs are not supported by this style",
+             "use special_bonds coul 1.0 1.0 1.0, or pair_style coul/long with kspace_style ewald");
+}
+
+void check_periodicity(const ModelFile& file, const ModelInfo& info, const HostFacts& host) {
+  if (!info.needs_periodic_cell) return;
+  if (host.periodic[0] && host.periodic[1] && host.periodic[2]) return;
+  fail_run("model " + file.path + " (" + info.architecture +
+               ") sums over periodic images and needs a box periodic in x, y and z, this run has boundary " +
+               host.boundary,
+           "use boundary p p p");
+}
+
+// A model that reads halo rows of values it computed itself needs the spec to refresh them.
+HaloStrategy check_halo_refreshes(const ModelFile& file, const ModelInfo& info, const HostFacts& host,
+                                  const BindingSources& sources) {
+  const int layers = info.message_passing_layers;
+  const bool expanded = host.halo == HaloStrategy::expanded && layers > 1;
+  const int reads = std::max(info.halo_feature_reads, layers - 1);
+  const StoragePolicy& policy = file.spec.core.policy;
+  if (reads > 0 && !expanded && !(policy.is_halo_kind() && policy.halo_gather()))
+    fail_spec(sources, "/core/policy",
+              "the spec's gather_mode '" + policy.gather_mode.value_or("(none: policy " + policy.kind + ")") +
+                  "' never refreshes halo rows, but model " + file.path + " reads neighbour values it computed "
+                  "itself " + std::to_string(reads) + " time(s) per step from them: the results would be wrong",
+              std::string("use a spec with gather_mode 'halo_read'") + (layers > 1 ? ", or 'halo expanded'" : ""));
+  return expanded ? HaloStrategy::expanded : HaloStrategy::per_layer;
+}
+
+void check_helpers(const ModelFile& file, const HostFacts& host, const BindingSources& sources,
+                   std::vector<std::string>& warnings) {
+  for (const auto& helper : file.spec.core.third_party_helpers) {
+    if (native_meaning(helper)) continue;
+    const std::string text = "helper record '" + helper_target(helper) + "' (kind " +
+                             std::string(helper_kind(helper)) + ") has no native meaning";
+    if (host.strict)
+      fail_spec(sources, "/core/third_party_helpers", text, "remove it from the spec, or run with 'strict no' to ignore it");
+    warnings.push_back(text + "; ignored");
+  }
+}
+
 }  // namespace
 
 void check_policy_runs(const MLIPSpec& spec, int n_ranks, const BindingSources& sources) {
@@ -50,6 +132,21 @@ void check_adapted_ops(const MLIPSpec& spec, const ModelInfo& info, const Bindin
                   (info.ops.empty() ? std::string("no op through the dispatcher") : joined(info.ops)) + ")",
               "use the spec written for this model");
   }
+}
+
+Binding bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts& host) {
+  const BindingSources sources{file.path, file.spec_source};
+  Binding binding;
+  check_policy_runs(file.spec, host.n_ranks, sources);
+  check_units(file, info, host);
+  // A spec written for another model is the cause of most other disagreements: say so first.
+  check_adapted_ops(file.spec, info, sources);
+  check_owned_only_forces(file, info, sources);
+  check_charges(file, info, host, sources);
+  check_periodicity(file, info, host);
+  binding.halo = check_halo_refreshes(file, info, host, sources);
+  check_helpers(file, host, sources, binding.warnings);
+  return binding;
 }
 
 }  // namespace distspec::models

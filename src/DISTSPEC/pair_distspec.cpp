@@ -244,81 +244,17 @@ void PairDistspec::init_style()
   for (const auto &element : type_elements_) run.add(element);
   require_same_on_every_rank(lmp, run.value(), model_file_->spec_source);
 
-  // A policy that cannot run under a spatial decomposition at all comes before any detail.
-  const distspec::models::BindingSources sources{model_file_->path, model_file_->spec_source};
-  run_collectively(lmp, "pair_style distspec",
-                   [&] { distspec::models::check_policy_runs(spec, comm->nprocs, sources); });
-
-  if (info.units != update->unit_style)
-    error->all(FLERR, "pair_style distspec: model file {} is in '{}' units, this run uses 'units {}'",
-               model_file_->path, info.units, update->unit_style);
-
-  if (outputs_.forces_owned_only && info.forces_on_halo_rows)
-    error->all(FLERR, "pair_style distspec: spec {} lists 'forces' in owned_only_outputs, but model {} ({}) leaves "
-               "parts of each atom's force on the halo rows of other ranks: they would be dropped. Remove \"forces\" "
-               "from owned_only_outputs, or use the spec written for this model", model_file_->spec_source,
-               model_file_->path, info.architecture);
-
-  // nvalchemi's default shard_fields name charges for every model; only a model that reads
-  // them makes a missing charge field an error.
-  const auto &fields = spec.core.shard_fields;
-  const bool promotes_charges = std::find(fields.begin(), fields.end(), "charges") != fields.end();
-  if (info.reads_charges && !promotes_charges)
-    error->all(FLERR, "pair_style distspec: model {} reads charges, but the spec's shard_fields do not promote "
-               "'charges' onto halo rows; add \"charges\" to core.shard_fields", model_file_->path);
-  if (info.reads_charges && !atom->q_flag)
-    error->all(FLERR, "pair_style distspec: the spec's shard_fields promote 'charges' and model {} reads them, but "
-               "atom style '{}' has no charge; use an atom style with charges (charge, full)",
-               model_file_->path, atom->atom_style);
-
+  // Every spec x model rule lives in the models layer; this style hands in LAMMPS' facts.
+  distspec::models::Binding binding;
   run_collectively(lmp, "pair_style distspec", [&] {
-    distspec::models::check_adapted_ops(spec, info, sources);
+    binding = distspec::models::bind_model(*model_file_, info, host_facts());
+    dispatcher_ = std::make_unique<distspec::Dispatcher>(spec.core, model_device(), info.ops, comm->nprocs,
+                                                         binding.halo);
   });
-
-  // A model that sums over periodic images (Ewald) needs them in every direction.
-  if (info.needs_periodic_cell && domain->nonperiodic) {
-    const char *kind = "pfsm";
-    std::string boundary;
-    for (int d = 0; d < 3; ++d)
-      boundary += fmt::format("{}{}{}", d ? " " : "", kind[domain->boundary[d][0]], kind[domain->boundary[d][1]]);
-    error->all(FLERR, "pair_style distspec: model {} ({}) sums over periodic images and needs a box periodic in x, y "
-               "and z, this run has boundary {}; use boundary p p p", model_file_->path, info.architecture, boundary);
-  }
-  // Bonded neighbours are left out of LAMMPS' neighbour list by special_bonds, but a model that
-  // reads charges would still count their Coulomb energy in its other terms (Ewald's k-space).
-  if (info.reads_charges && atom->nbonds > 0 &&
-      (force->special_coul[1] != 1.0 || force->special_coul[2] != 1.0 || force->special_coul[3] != 1.0))
-    error->all(FLERR, "pair_style distspec: model {} reads charges, and this system has bonds with special_bonds coul "
-               "{} {} {}; excluded or scaled Coulomb pairs are not supported by this style. Use special_bonds coul "
-               "1.0 1.0 1.0, or pair_style coul/long with kspace_style ewald", model_file_->path,
-               force->special_coul[1], force->special_coul[2], force->special_coul[3]);
-
-  // A one-layer model has nothing to expand: both strategies are the same computation.
+  if (comm->me == 0)
+    for (const auto &warning : binding.warnings) error->warning(FLERR, "pair_style distspec: " + warning);
+  expanded_ = binding.halo == distspec::HaloStrategy::expanded;
   const int layers = info.message_passing_layers;
-  expanded_ = settings_.halo == DistspecSettings::Halo::expanded && layers > 1;
-  const int reads = std::max(info.halo_feature_reads, layers - 1);
-  if (reads > 0 && !expanded_ && !(spec.core.policy.is_halo_kind() && spec.core.policy.halo_gather()))
-    error->all(FLERR,
-               "pair_style distspec: the spec's gather_mode '{}' never refreshes halo rows, but model {} reads "
-               "neighbour values it computed itself {} time(s) per step from them: the results would be wrong. Use a "
-               "spec with gather_mode 'halo_read'{}",
-               spec.core.policy.gather_mode.value_or("(none: policy " + spec.core.policy.kind + ")"), model_file_->path,
-               reads, layers > 1 ? ", or 'halo expanded'" : "");
-
-  run_collectively(lmp, "pair_style distspec", [&] {
-    for (const auto &helper : spec.core.third_party_helpers) {
-      if (distspec::native_meaning(helper)) continue;
-      const std::string text = "helper record '" + distspec::helper_target(helper) + "' (kind " +
-          std::string(distspec::helper_kind(helper)) + ") has no native meaning";
-      if (settings_.strict)
-        throw distspec::Error(distspec::error_id::value, "/core/third_party_helpers", text,
-                              "remove it from the spec, or run with 'strict no' to ignore it", model_file_->spec_source);
-      if (comm->me == 0) error->warning(FLERR, "pair_style distspec: " + text + "; ignored");
-    }
-    dispatcher_ = std::make_unique<distspec::Dispatcher>(
-        spec.core, model_device(), info.ops, comm->nprocs,
-        expanded_ ? distspec::HaloStrategy::expanded : distspec::HaloStrategy::per_layer);
-  });
 
   // The widest row one exchange carries: the model's features, or a per-atom virial fold.
   comm_forward = comm_reverse = std::max(info.comm_width, 6);
@@ -332,6 +268,28 @@ void PairDistspec::init_style()
   edges_built_at_ = -1;
   if (settings_.timing) install_end_of_run_hook();
   log_setup();
+}
+
+// What the binding rules need to know about this run.
+distspec::models::HostFacts PairDistspec::host_facts() const
+{
+  distspec::models::HostFacts host;
+  host.units = update->unit_style;
+  host.n_ranks = comm->nprocs;
+  host.has_charges = atom->q_flag;
+  host.atom_style = atom->atom_style;
+  const char *kind = "pfsm";
+  for (int d = 0; d < 3; ++d) {
+    host.periodic[d] = domain->periodicity[d];
+    host.boundary += fmt::format("{}{}{}", d ? " " : "", kind[domain->boundary[d][0]], kind[domain->boundary[d][1]]);
+  }
+  host.bonds_scale_coulomb = atom->nbonds > 0 &&
+      (force->special_coul[1] != 1.0 || force->special_coul[2] != 1.0 || force->special_coul[3] != 1.0);
+  host.special_coul = fmt::format("{} {} {}", force->special_coul[1], force->special_coul[2], force->special_coul[3]);
+  host.halo = settings_.halo == DistspecSettings::Halo::expanded ? distspec::HaloStrategy::expanded
+                                                                 : distspec::HaloStrategy::per_layer;
+  host.strict = settings_.strict;
+  return host;
 }
 
 // Where Finish calls Pair::finish(), that is the hook; elsewhere this style adds a fix whose

@@ -27,6 +27,7 @@ PairStyle(distspec,PairDistspec);
 #include "distspec/dispatch/dispatcher.h"
 #include "models/model.h"
 #include "models/model_file.h"
+#include "models/spec_binding.h"
 
 #include <cstdint>
 #include <memory>
@@ -62,6 +63,7 @@ class PairDistspec : public Pair {
  protected:
   // Whether this build can run where `device` asks; the KOKKOS variant lets Kokkos decide.
   virtual void check_device() const;
+  distspec::models::HostFacts host_facts() const;
   void select_gpu() const;    // device cuda: this rank's GPU by node-local rank
   // Where the model's kernels run: the device keyword; the KOKKOS variant follows its execution space.
   virtual distspec::Device model_device() const;

@@ -2,6 +2,7 @@
 // pointer a user sees, and the nvalchemi-written specs of the models DISTSPEC has accepted.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "distspec/error.h"
@@ -65,6 +66,130 @@ TEST(SpecBinding, AnInlineSpecIsReportedInsideTheModelFile) {
     EXPECT_EQ(e.pointer(), "/spec/core/custom_ops/0/op");
     EXPECT_NE(e.message().find("(it calls: no op through the dispatcher)"), std::string::npos) << e.message();
   }
+}
+
+// --- bind_model: every rule, with host facts handed in -------------------------------------------
+
+models::HostFacts metal_host(int n_ranks = 4) {
+  models::HostFacts host;
+  host.units = "metal";
+  host.n_ranks = n_ranks;
+  host.has_charges = true;
+  host.atom_style = "charge";
+  host.boundary = "pp pp pp";
+  return host;
+}
+
+struct Bound {
+  models::ModelFile file;
+  std::unique_ptr<models::Model> model;
+};
+
+Bound load(const std::string& name) {
+  Bound b{models::read_model_file(potentials(name)), nullptr};
+  b.model = models::make_model(b.file);
+  return b;
+}
+
+Error binding_error(const Bound& b, const models::HostFacts& host) {
+  try {
+    models::bind_model(b.file, b.model->info(), host);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "bound without an error";
+  return Error("", "", "");
+}
+
+TEST(BindModel, ShippedModelsBindOnAMetalRun) {
+  for (const char* name : {"lj_argon.json", "cu_eam_u3.json", "cu_mpnn_L2.json", "nacl_ewald.json"}) {
+    const Bound b = load(name);
+    const models::Binding binding = models::bind_model(b.file, b.model->info(), metal_host());
+    EXPECT_EQ(binding.halo, HaloStrategy::per_layer) << name;
+    EXPECT_TRUE(binding.warnings.empty()) << name;
+  }
+}
+
+TEST(BindModel, ExpandedRunsOnlyWhereThereAreLayersToExpand) {
+  models::HostFacts host = metal_host();
+  host.halo = HaloStrategy::expanded;
+  EXPECT_EQ(models::bind_model(load("cu_mpnn_L2.json").file, load("cu_mpnn_L2.json").model->info(), host).halo,
+            HaloStrategy::expanded);
+  const Bound eam = load("cu_eam_u3.json");
+  EXPECT_EQ(models::bind_model(eam.file, eam.model->info(), host).halo, HaloStrategy::per_layer);
+}
+
+TEST(BindModel, UnitsOfTheRun) {
+  models::HostFacts host = metal_host();
+  host.units = "real";
+  const Error e = binding_error(load("lj_argon.json"), host);
+  EXPECT_EQ(e.pointer(), "/units");
+  EXPECT_EQ(e.message(), "the model is in 'metal' units, this run uses 'units real'");
+  EXPECT_NE(e.file().find("lj_argon.json"), std::string::npos);
+}
+
+TEST(BindModel, ChargesPeriodicityAndBondedCoulomb) {
+  const Bound ewald = load("nacl_ewald.json");
+  models::HostFacts host = metal_host();
+  host.has_charges = false;
+  host.atom_style = "atomic";
+  EXPECT_NE(std::string(binding_error(ewald, host).what())
+                .find("but atom style 'atomic' has no charge; use an atom style with charges (charge, full)"),
+            std::string::npos);
+  host = metal_host();
+  host.periodic = {true, true, false};
+  host.boundary = "pp pp ff";
+  EXPECT_NE(binding_error(ewald, host).message().find("needs a box periodic in x, y and z, this run has boundary pp pp ff"),
+            std::string::npos);
+  host = metal_host();
+  host.bonds_scale_coulomb = true;
+  host.special_coul = "0 0 0.5";
+  EXPECT_NE(binding_error(ewald, host).message().find("bonds with special_bonds coul 0 0 0.5"), std::string::npos);
+  // Pair models that read no charges do not care.
+  host.has_charges = false;
+  EXPECT_NO_THROW(models::bind_model(load("lj_argon.json").file, load("lj_argon.json").model->info(), host));
+}
+
+TEST(BindModel, SpecRulesPointIntoTheSpec) {
+  Bound ewald = load("nacl_ewald.json");
+  ewald.file.spec.core.shard_fields = {"positions", "atomic_numbers"};
+  const Error charges = binding_error(ewald, metal_host());
+  EXPECT_EQ(charges.pointer(), "/core/shard_fields");
+  EXPECT_EQ(charges.file(), ewald.file.spec_source);
+
+  Bound lj = load("lj_argon.json");
+  lj.file.spec.owned_only_outputs = {"forces"};
+  EXPECT_EQ(binding_error(lj, metal_host()).pointer(), "/owned_only_outputs");
+
+  Bound mpnn = load("cu_mpnn_L2.json");
+  mpnn.file.spec.core.policy = StoragePolicy("refresh_halo", std::string("local"), std::string("local"));
+  const Error stale = binding_error(mpnn, metal_host());
+  EXPECT_EQ(stale.pointer(), "/core/policy");
+  EXPECT_NE(stale.message().find("gather_mode 'local' never refreshes halo rows"), std::string::npos);
+  EXPECT_EQ(stale.hint(), "use a spec with gather_mode 'halo_read', or 'halo expanded'");
+}
+
+TEST(BindModel, HelpersWithoutNativeMeaningWarnOrStopUnderStrict) {
+  Bound lj = load("lj_argon.json");
+  lj.file.spec.core.third_party_helpers = {HelperRecord(PythonHelper{"acme.tools", "mystery", std::nullopt})};
+  models::HostFacts host = metal_host();
+  const models::Binding lenient = models::bind_model(lj.file, lj.model->info(), host);
+  ASSERT_EQ(lenient.warnings.size(), 1u);
+  EXPECT_EQ(lenient.warnings[0], "helper record 'acme.tools.mystery' (kind python) has no native meaning; ignored");
+  host.strict = true;
+  const Error e = binding_error(lj, host);
+  EXPECT_EQ(e.pointer(), "/core/third_party_helpers");
+  EXPECT_EQ(e.hint(), "remove it from the spec, or run with 'strict no' to ignore it");
+}
+
+TEST(BindModel, AGraphPartitionSpecSaysWhichPolicyToUse) {
+  Bound ewald = load("nacl_ewald.json");
+  ewald.file.spec = read_mlip_spec_file(wheel_spec("model_ewald_gp.json"));
+  ewald.file.spec_source = "model_ewald_gp.json";
+  const Error e = binding_error(ewald, metal_host());
+  EXPECT_EQ(e.file(), "model_ewald_gp.json");
+  EXPECT_EQ(e.pointer(), "/core/policy/kind");
+  EXPECT_NE(e.hint().find("HaloStoragePolicy"), std::string::npos) << e.hint();
 }
 
 }  // namespace
