@@ -36,10 +36,7 @@ OutputPlan OutputPlan::from_spec(const distspec::MLIPSpec &spec)
   plan.forces_owned_only = spec.is_owned_only("forces");
   plan.energy_rows_owned_only = spec.is_owned_only(node_energy);
   plan.virial_rows_owned_only = spec.is_owned_only(node_virial);
-  if (spec.compile) {
-    plan.force_strategy = spec.compile->force_strategy;
-    plan.stress_via_strain = spec.compile->stress_via_strain;
-  }
+  plan.compile = spec.compile;
   return plan;
 }
 
@@ -48,7 +45,8 @@ std::string OutputPlan::describe() const
   std::string s = "energy: owned rows summed per rank; virial: per-rank partial summed by LAMMPS\n";
   s += forces_owned_only ? "  forces: owned-only (halo rows zeroed, nothing folded)\n"
                          : "  forces: halo-row partials folded to owners\n";
-  switch (force_strategy) {
+  if (!compile) return s + "  compile: none (forces from the model)\n";
+  switch (compile->force_strategy) {
     case distspec::ForceStrategy::model_internal:
       s += "  compile: model_internal (forces from the model)\n";
       break;
@@ -59,6 +57,6 @@ std::string OutputPlan::describe() const
       s += "  compile: framework_from_global_energy (forces = -d/dx of the model's system energy)\n";
       break;
   }
-  if (stress_via_strain) s += "  stress: strain derivative of the energy (stress_via_strain)\n";
+  if (compile->stress_via_strain) s += "  stress: strain derivative of the energy (stress_via_strain)\n";
   return s;
 }

@@ -21,6 +21,7 @@
 
 #include "distspec/spec/mlip_spec.h"
 
+#include <optional>
 #include <string>
 
 namespace LAMMPS_NS {
@@ -29,8 +30,7 @@ struct OutputPlan {
   bool forces_owned_only = false;
   bool energy_rows_owned_only = false;
   bool virial_rows_owned_only = false;
-  distspec::ForceStrategy force_strategy = distspec::ForceStrategy::model_internal;  // no compile: the model's
-  bool stress_via_strain = false;
+  std::optional<distspec::CompilePolicy> compile;  // the spec's; none: the model computes its forces
 
   // Throws distspec::Error when the spec declares outputs LAMMPS cannot take as declared.
   static OutputPlan from_spec(const distspec::MLIPSpec &spec);

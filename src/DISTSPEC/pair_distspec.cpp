@@ -317,9 +317,17 @@ void PairDistspec::log_setup() const
   std::string text = fmt::format("DISTSPEC: model {} ({}), cutoff {} {}, {} message-passing layer(s)\n",
                                  model_file_->path, info.architecture, info.cutoff, info.units,
                                  info.message_passing_layers);
-  text += fmt::format("DISTSPEC: spec {}: policy {} (scatter {}, gather {}), {} op adapter(s), halo {}\n",
+  const auto &adapters = spec.core.custom_ops;
+  const auto called = std::count_if(adapters.begin(), adapters.end(), [&](const distspec::OpAdapter &a) {
+    return std::find(info.ops.begin(), info.ops.end(), a.op) != info.ops.end();
+  });
+  const std::string unbound = called == static_cast<long>(adapters.size())
+      ? std::string()
+      : fmt::format(" ({} for kernels of the model's family it never calls, unbound)", adapters.size() - called);
+  text += fmt::format("DISTSPEC: spec {}: policy {} (scatter {}, gather {}), {} op adapter(s){}, halo {}\n",
                       model_file_->spec_source, spec.core.policy.kind, spec.core.policy.scatter_mode.value_or("-"),
-                      spec.core.policy.gather_mode.value_or("-"), spec.core.custom_ops.size(), DistspecSettings::name(settings_.halo));
+                      spec.core.policy.gather_mode.value_or("-"), adapters.size(), unbound,
+                      DistspecSettings::name(settings_.halo));
   for (const auto &helper : spec.core.third_party_helpers)
     text += fmt::format("DISTSPEC:   helper {}: {}\n", distspec::helper_target(helper),
                         distspec::native_meaning(helper).value_or("not applicable natively"));
