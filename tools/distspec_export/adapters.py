@@ -1,0 +1,71 @@
+"""Model kinds: how a model is called with the contract's inputs.
+
+Each adapter returns an `Adapted`: `energy_fn(positions, species, edge_index, n_owned,
+send_index, recv_dest, recv_real) -> atomic_energies [N]`, plus what the kind knows about
+itself (its own spec, layer count, a description).
+
+- `plain`: a module whose forward already has that signature and calls nvalchemi's halo ops
+  (`torch.ops.nvalchemi.halo_forward_static` before a gather of node rows,
+  `torch.ops.nvalchemi.halo_scatter_correct_static` after a scatter into them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any, Callable
+
+import torch
+
+from .trace import INPUT_NAMES, ExportError
+
+KINDS = ("auto", "plain")
+
+
+@dataclasses.dataclass
+class Adapted:
+    energy_fn: Callable[..., torch.Tensor]
+    kind: str
+    description: str
+    source: str
+    spec: Any = None                      # the model kind's own MLIPSpec, if it has one
+    message_passing_layers: int | None = None
+
+
+def _prepare(module: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
+    module = module.to(dtype).eval()
+    for p in module.parameters():
+        p.requires_grad_(False)
+    return module
+
+
+def plain(module: Any, dtype: torch.dtype) -> Adapted:
+    if not isinstance(module, torch.nn.Module):
+        raise ExportError(f"the model is a {type(module).__name__}, not a torch.nn.Module")
+    try:
+        params = [p for p in inspect.signature(module.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = None
+    if params is not None and len(params) != len(INPUT_NAMES):
+        raise ExportError(
+            f"{type(module).__name__}.forward takes {len(params)} positional arguments "
+            f"({', '.join(p.name for p in params)}); a plain module's forward takes "
+            f"({', '.join(INPUT_NAMES)}) and returns atomic energies [N]")
+    module = _prepare(module, dtype)
+    layers = getattr(module, "message_passing_layers", None)
+    return Adapted(module, "plain", f"{type(module).__name__} (PyTorch module)",
+                   f"{type(module).__module__}.{type(module).__qualname__}",
+                   message_passing_layers=int(layers) if isinstance(layers, int) else None)
+
+
+def detect(model: Any) -> str:
+    return "plain"
+
+
+def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torch.dtype) -> Adapted:
+    if kind not in KINDS:
+        raise ExportError(f"model kind '{kind}' is not one of {list(KINDS)}")
+    if kind == "auto":
+        kind = detect(model)
+    return plain(model, dtype)

@@ -1,0 +1,143 @@
+"""Command line of distspec-export."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+USAGE_EXAMPLE = """\
+example:
+  distspec-export --module unittest/torch/toy_mpnn.py:build --module-args '{"layers": 2}' \\
+      --spec spec.json --elements Cu Ni --cutoff 4.5 --units metal --out potentials/torch --name toy_L2
+
+The model comes from --module: `package.module:attr` or `path/to/file.py:attr`, where attr is an
+nn.Module instance, or a class or function that --module-args (a JSON object of keyword
+arguments) is passed to. Writes NAME.pt2 (or NAME.pt), NAME.spec.json and the model file
+NAME.json for `pair_coeff * * NAME.json <elements>` (doc/torch_models.md).
+"""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    from .adapters import KINDS  # noqa: PLC0415
+    from .export import FORMATS, PRECISIONS, UNITS  # noqa: PLC0415
+
+    p = argparse.ArgumentParser(
+        prog="distspec-export", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Export a PyTorch energy model with its nvalchemi MLIPSpec for pair_style distspec: "
+                    "forces traced into one graph (AOTInductor .pt2 or TorchScript .pt), the spec, and a "
+                    "DISTSPEC model file.",
+        epilog=USAGE_EXAMPLE)
+    p.add_argument("--module", required=True, metavar="MOD:ATTR", help="where the model comes from (see below)")
+    p.add_argument("--module-args", default="{}", metavar="JSON", help="keyword arguments for a class or factory")
+    p.add_argument("--spec", metavar="FILE",
+                   help="the MLIPSpec JSON as nvalchemi saved it (required unless the model kind has its own)")
+    p.add_argument("--elements", nargs="+", required=True, metavar="EL", help="element of species index 0, 1, ...")
+    p.add_argument("--cutoff", type=float, required=True, help="neighbour cutoff, in the length unit of --units")
+    p.add_argument("--units", required=True, choices=UNITS, help="the LAMMPS units the model's numbers are in")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the files (made if missing)")
+    p.add_argument("--name", required=True, help="file name stem of the graph, spec and model file")
+    p.add_argument("--format", default="aoti", choices=list(FORMATS), help="graph format (default aoti)")
+    p.add_argument("--precision", default="fp64", choices=list(PRECISIONS), help="dtype of positions and outputs")
+    p.add_argument("--kind", default="auto", choices=KINDS, help="model kind (default: from the model's class)")
+    p.add_argument("--layers", type=int, metavar="L",
+                   help="message-passing layers (default: the module's message_passing_layers, else counted)")
+    p.add_argument("--description", help="model file 'description'")
+    p.add_argument("--source", help="model file 'source'")
+    p.add_argument("--license", help="model file 'license'")
+    p.add_argument("--quick-compile", action="store_true",
+                   help="compile faster (no precompiled header, -O0 wrapper; kernels unchanged)")
+    p.add_argument("--no-check", action="store_true", help="skip running the graph against the eager model")
+    return p.parse_args(argv)
+
+
+def load_object(ref: str) -> Any:
+    """`package.module:attr` or `path/file.py:attr` (attr may be dotted)."""
+    from .trace import ExportError  # noqa: PLC0415
+
+    target, sep, attr = ref.rpartition(":")
+    if not sep or not target or not attr:
+        raise ExportError(f"--module {ref!r}: expected MODULE:ATTR, e.g. mypkg.models:build or model.py:build")
+    if target.endswith(".py"):
+        path = Path(target)
+        if not path.is_file():
+            raise ExportError(f"--module {ref!r}: no file {path}")
+        sys.path.insert(0, str(path.resolve().parent))
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+    else:
+        sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(target)
+        except ImportError as e:
+            raise ExportError(f"--module {ref!r}: cannot import {target}: {e}") from e
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ExportError(f"--module {ref!r}: {target} has no attribute {attr}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def build_model(ref: str, args_json: str) -> Any:
+    import torch  # noqa: PLC0415
+
+    from .trace import ExportError  # noqa: PLC0415
+
+    try:
+        kwargs = json.loads(args_json)
+    except json.JSONDecodeError as e:
+        raise ExportError(f"--module-args is not JSON: {e}") from e
+    if not isinstance(kwargs, dict):
+        raise ExportError("--module-args must be a JSON object of keyword arguments")
+    obj = load_object(ref)
+    if isinstance(obj, torch.nn.Module):
+        if kwargs:
+            raise ExportError(f"--module {ref!r} is a module instance; --module-args apply to a class or factory")
+        return obj
+    if not callable(obj):
+        raise ExportError(f"--module {ref!r} is a {type(obj).__name__}, not a module, class or factory")
+    try:
+        model = obj(**kwargs)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"--module {ref!r}: calling it with --module-args {kwargs} failed: "
+                          f"{type(e).__name__}: {e}") from e
+    if not isinstance(model, torch.nn.Module):
+        raise ExportError(f"--module {ref!r} returned a {type(model).__name__}, not a torch.nn.Module")
+    return model
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)  # "No CUDA runtime is found"
+    from .export import export  # noqa: PLC0415
+    from .trace import ExportError  # noqa: PLC0415
+
+    try:
+        model = build_model(args.module, args.module_args)
+        result = export(model, args.spec, args.elements, args.cutoff, args.units, args.out, args.name,
+                        format=args.format, precision=args.precision, kind=args.kind,
+                        message_passing_layers=args.layers, description=args.description,
+                        source=args.source or args.module, license=args.license,
+                        quick_compile=args.quick_compile, check_export=not args.no_check)
+    except ExportError as e:
+        print(f"distspec-export: error: {e}", file=sys.stderr)
+        return 2
+    seconds = ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items())
+    print(f"wrote {result.model_file} (graph {result.graph_file.name}, spec {result.spec_file.name})")
+    print(f"  halo ops: {result.halo_sites or 'none'}; comm_width {result.comm_width}; "
+          f"message_passing_layers {result.message_passing_layers}")
+    print(f"  times: {seconds}")
+    if result.deviations:
+        d = result.deviations
+        print(f"  check against the eager model: atomic energies {d['atomic_energies']:.1e}, "
+              f"forces {d['forces']:.1e} (relative); empty rank {'runs' if d['empty_rank_ok'] else 'FAILS'}")
+    return 0

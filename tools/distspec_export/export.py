@@ -1,0 +1,217 @@
+"""`export()`: a PyTorch energy model and its MLIPSpec -> graph, spec file and DISTSPEC model file."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from . import adapters, check, trace
+from .trace import ExportError
+
+FORMATS = {"aoti": ".pt2", "torchscript": ".pt"}
+PRECISIONS = {"fp64": torch.float64, "fp32": torch.float32}
+UNITS = ("lj", "real", "metal", "si", "cgs", "electron", "micro", "nano")  # LAMMPS `units` styles
+HALO_POLICIES = ("halo", "refresh_halo")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+@dataclasses.dataclass
+class ExportResult:
+    model_file: Path
+    graph_file: Path
+    spec_file: Path
+    custom_ops: list[str]
+    halo_sites: dict[str, int]
+    comm_width: int
+    message_passing_layers: int
+    seconds: dict[str, float]
+    deviations: dict[str, Any]
+
+
+def torch_version() -> str:
+    """The torch release that compiles the graph, without a local build tag (`+cu132`)."""
+    return torch.__version__.split("+")[0]
+
+
+def _check_arguments(elements, cutoff, units, name, fmt, precision) -> list[str]:
+    if fmt not in FORMATS:
+        raise ExportError(f"format '{fmt}' is not one of {list(FORMATS)}")
+    if precision not in PRECISIONS:
+        raise ExportError(f"precision '{precision}' is not one of {list(PRECISIONS)}")
+    if units not in UNITS:
+        raise ExportError(f"units '{units}' is not a LAMMPS units style; use one of {list(UNITS)}")
+    if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not math.isfinite(cutoff) or cutoff <= 0:
+        raise ExportError(f"cutoff must be a positive number, got {cutoff!r}")
+    if isinstance(elements, str) or not elements:
+        raise ExportError("elements must be a non-empty list of element names, e.g. ['Cu', 'Ni']")
+    elements = [str(e) for e in elements]
+    for e in elements:
+        if not e or any(c.isspace() for c in e):
+            raise ExportError(f"element name {e!r} is empty or contains whitespace")
+    dup = sorted({e for e in elements if elements.count(e) > 1})
+    if dup:
+        raise ExportError(f"elements {dup} are listed more than once; species index i is elements[i]")
+    if not NAME_RE.match(name):
+        raise ExportError(f"name {name!r} must be a file name stem: letters, digits and _ . + -")
+    return elements
+
+
+def _spec_dict(spec: Any) -> dict[str, Any]:
+    """The spec as nvalchemi's own `MLIPSpec.to_dict()` gives it (read through nvalchemi)."""
+    from nvalchemi.distributed.spec import MLIPSpec  # noqa: PLC0415
+
+    if isinstance(spec, MLIPSpec):
+        return spec.to_dict()
+    if isinstance(spec, dict):
+        return MLIPSpec.from_dict(spec).to_dict()
+    if isinstance(spec, (str, Path)):
+        path = Path(spec)
+        try:
+            raw = json.loads(path.read_text())
+        except OSError as e:
+            raise ExportError(f"cannot read the spec file {path}: {e.strerror}") from e
+        except json.JSONDecodeError as e:
+            raise ExportError(f"the spec file {path} is not JSON: {e}") from e
+        try:
+            return MLIPSpec.from_dict(raw).to_dict()
+        except Exception as e:  # noqa: BLE001
+            raise ExportError(f"nvalchemi cannot read the spec file {path}: {type(e).__name__}: {e}") from e
+    raise ExportError(f"spec must be an nvalchemi MLIPSpec or the path of a saved one, got {type(spec).__name__}")
+
+
+def write_spec(spec: Any, path: Path) -> dict[str, Any]:
+    """Save the spec as nvalchemi does, with `compile.force_strategy` framework_from_node_energy.
+
+    The graph computes forces as `-d(owned energy)/dx` on every row; the host folds halo-row
+    partials into their owners. The other compile fields are kept (defaults where absent).
+    """
+    from nvalchemi.distributed.spec import MLIPSpec  # noqa: PLC0415
+
+    d = _spec_dict(spec)
+    old = d.get("compile") or {}
+    d["compile"] = {
+        "static_shapes": old.get("static_shapes", True),
+        "force_strategy": "framework_from_node_energy",
+        "stress_via_strain": old.get("stress_via_strain", False),
+    }
+    out = MLIPSpec.from_dict(d)
+    out.save(path)
+    return out.to_dict()
+
+
+def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str, out_dir: str | Path,
+           name: str, format: str = "aoti", precision: str = "fp64", *, kind: str = "auto",  # noqa: A002
+           message_passing_layers: int | None = None, description: str | None = None,
+           source: str | None = None, license: str | None = None,  # noqa: A002
+           quick_compile: bool = False, check_export: bool = True,
+           log: Callable[[str], None] = print) -> ExportResult:
+    """Export `model` for `pair_style distspec` (doc/torch_models.md, contract 1).
+
+    model: a module with the contract's forward (`forward(positions, species, edge_index,
+        n_owned, send_index, recv_dest, recv_real) -> atomic_energies [N]`), or one of the
+        model kinds in adapters.py; it is cast to `precision` and put in
+        eval mode.
+    spec: an nvalchemi `MLIPSpec`, or the path of a JSON file it saved; None takes the model
+        kind's own spec where it has one.
+    Writes `NAME.pt2` (or `NAME.pt`), `NAME.spec.json` and the model file `NAME.json` in
+    `out_dir`, then (check_export) runs the graph file on two example crystals with DISTSPEC's
+    op semantics (host_ops.py) against the eager model.
+    """
+    elements = _check_arguments(elements, cutoff, units, name, format, precision)
+    dtype = PRECISIONS[precision]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    graph_file = out / (name + FORMATS[format])
+    spec_file, model_file = out / f"{name}.spec.json", out / f"{name}.json"
+    seconds: dict[str, float] = {}
+
+    adapted = adapters.adapt(model, kind, elements, float(cutoff), dtype)
+    if spec is None:
+        if adapted.spec is None:
+            raise ExportError("no spec given and the model has none of its own: pass its MLIPSpec (a saved JSON file)")
+        spec = adapted.spec
+    spec_d = _spec_dict(spec)
+
+    t0 = time.perf_counter()
+    example = check.examples(len(elements), float(cutoff), dtype)[0]
+    gm = trace.trace_forces(adapted.energy_fn, example.inputs)
+    seconds["trace"] = time.perf_counter() - t0
+    custom_ops = trace.check_graph_ops(gm)
+    sites = trace.halo_sites(gm)
+    width = trace.comm_width(gm)
+    policy = spec_d["core"]["policy"]["kind"]
+    if width and policy not in HALO_POLICIES:
+        raise ExportError(f"the model calls halo ops {sorted(sites)} but its spec's policy is '{policy}'; "
+                          f"export it with a spec of policy {' or '.join(HALO_POLICIES)}")
+    layers = message_passing_layers or adapted.message_passing_layers
+    if not layers:
+        # A message-passing layer refreshes its halo rows at least once: by a forward exchange,
+        # or by a scatter correction (which the backward calls once more).
+        layers = max(1, sites.get("halo_forward_static", 0), sites.get("halo_scatter_correct_static", 0) // 2)
+    layers = int(layers)
+
+    params = {
+        "graph": graph_file.name,
+        "format": format,
+        "precision": precision,
+        "message_passing_layers": layers,
+        "comm_width": width,
+        "contract": trace.CONTRACT,
+        "torch_version": torch_version(),
+    }
+    contract_meta = {
+        "contract": trace.CONTRACT,
+        "inputs": list(trace.INPUT_NAMES),
+        "outputs": list(trace.OUTPUT_NAMES),
+        "precision": precision,
+        "elements": elements,
+        "cutoff": float(cutoff),
+        "units": units,
+        "message_passing_layers": layers,
+        "comm_width": width,
+        "custom_ops": custom_ops,
+        "torch_version": torch_version(),
+        "torch_build": torch.__version__,
+    }
+    metadata = {"distspec.contract": str(trace.CONTRACT), "distspec.json": json.dumps(contract_meta)}
+
+    if format == "aoti":
+        t0 = time.perf_counter()
+        ep = trace.export_program(gm, example.inputs)
+        seconds["export"] = time.perf_counter() - t0
+        log(f"{name}: traced in {seconds['trace']:.1f} s, exported in {seconds['export']:.1f} s; "
+            "AOTInductor compilation (tens of seconds)...")
+        seconds["compile"] = trace.compile_aoti(ep, str(graph_file), metadata, quick=quick_compile)
+    else:
+        seconds["compile"] = trace.save_torchscript(gm, str(graph_file), metadata)
+
+    write_spec(spec_d, spec_file)
+    model_doc = {
+        "format": "distspec-model",
+        "format_version": 1,
+        "architecture": "torch",
+        "units": units,
+        "cutoff": float(cutoff),
+        "elements": elements,
+        "description": description or f"{adapted.description}, exported by distspec-export",
+        "source": source or adapted.source,
+        "license": license or "unknown",
+        "parameters": params,
+        "spec": spec_file.name,
+    }
+    model_file.write_text(json.dumps(model_doc, indent=1) + "\n")
+
+    deviations: dict[str, Any] = {}
+    if check_export:
+        t0 = time.perf_counter()
+        deviations = check.check_graph(str(graph_file), format, adapted.energy_fn, len(elements),
+                                       float(cutoff), dtype)
+        seconds["check"] = time.perf_counter() - t0
+    return ExportResult(model_file, graph_file, spec_file, custom_ops, sites, width, layers, seconds, deviations)

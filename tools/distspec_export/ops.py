@@ -1,0 +1,122 @@
+"""The halo ops an exported graph may call, and the opaque backward the exporter traces.
+
+nvalchemi registers `halo_forward_static`, `halo_scatter_correct_static`, `per_system_reduce`
+and `halo_keepalive` (importing `nvalchemi.distributed._core.particle_halo`,
+`..._core.per_system` and `nvalchemi.distributed.compile_refresh`). Its autograd formula for
+`halo_forward_static` runs `_c10d_functional` collectives, which a LAMMPS process cannot run;
+`opaque_halo_backward()` swaps it, for the time of a trace, for one call of
+`nvalchemi::halo_forward_static_backward`, defined here with a fake (shape) implementation and
+an eager reference implementation, so that traced force graphs hold that op instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import torch
+
+NAMESPACE = "nvalchemi"
+BACKWARD_OP = "halo_forward_static_backward"
+
+# Exact schemas, as nvalchemi-toolkit 0.2.0 registers them (doc/torch_models.md).
+ROUTING_ARGS = "Tensor send_index, Tensor recv_dest, Tensor recv_real, Tensor n_owned, SymInt world_size"
+SCHEMAS = {
+    "halo_forward_static": f"(Tensor padded_in, {ROUTING_ARGS}) -> Tensor",
+    "halo_scatter_correct_static": f"(Tensor padded_in, {ROUTING_ARGS}) -> Tensor",
+    BACKWARD_OP: f"(Tensor grad_out, {ROUTING_ARGS}) -> Tensor",
+    "per_system_reduce": "(Tensor local_vals, Tensor system_index, SymInt n_systems) -> Tensor",
+    "halo_keepalive": "(Tensor x, Tensor si, Tensor rd, Tensor rr, Tensor no) -> Tensor",
+}
+# Ops that exchange rows over the halo (their first argument is the exchanged tensor).
+HALO_OPS = ("halo_forward_static", "halo_scatter_correct_static", BACKWARD_OP)
+# Every custom op the C++ side provides, by qualified name.
+KNOWN_OPS = tuple(f"{NAMESPACE}::{name}" for name in SCHEMAS)
+
+_backward_lib: torch.library.Library | None = None
+
+
+def import_nvalchemi_ops() -> None:
+    """Import the nvalchemi modules that register its halo ops."""
+    import nvalchemi.distributed._core.particle_halo  # noqa: F401, PLC0415
+    import nvalchemi.distributed._core.per_system  # noqa: F401, PLC0415
+    import nvalchemi.distributed.compile_refresh  # noqa: F401, PLC0415
+
+
+def _row_mask(rows: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return rows.reshape((rows.shape[0],) + (1,) * (like.dim() - 1))
+
+
+def halo_forward_static_backward_reference(grad_out, send_index, recv_dest, recv_real, n_owned,
+                                           world_size):
+    """nvalchemi's backward of `halo_forward_static`, as one op.
+
+    The adjoint of the forward exchange: ghost rows (as `recv_dest` lists them) go back to the
+    rank that sent them and are summed into the owned rows `send_index` names; ghost rows of
+    the result are zero. At world size 1 the exchange is the identity; on more ranks it is
+    nvalchemi's own `halo_exchange_fixed` over its active halo group.
+    """
+    rows = torch.arange(grad_out.shape[0], device=grad_out.device)
+    ghost = _row_mask(rows >= n_owned, grad_out)
+    grad_ghost = grad_out * ghost.to(grad_out.dtype)
+    grad_recv = grad_ghost.index_select(0, recv_dest) * _row_mask(recv_real, grad_out).to(grad_out.dtype)
+    if world_size != 1:
+        from nvalchemi.distributed._core import particle_halo as ph  # noqa: PLC0415
+        from nvalchemi.distributed._core.gather_primitives import halo_exchange_fixed  # noqa: PLC0415
+
+        grad_recv = halo_exchange_fixed(grad_recv, world_size, ph._HALO_PROCESS_GROUP)
+    grad_in = grad_out * (~ghost).to(grad_out.dtype)
+    return grad_in.index_add(0, send_index, grad_recv)
+
+
+def _save_routing(ctx, inputs, output):
+    _, send_index, recv_dest, recv_real, n_owned, world_size = inputs
+    ctx.save_for_backward(send_index, recv_dest, recv_real, n_owned)
+    ctx.world_size = world_size
+
+
+def _backward_by(name: str):
+    """An autograd backward that is one call of `nvalchemi::name` on the gradient."""
+
+    def backward(ctx, grad_out):
+        send_index, recv_dest, recv_real, n_owned = ctx.saved_tensors
+        op = getattr(getattr(torch.ops, NAMESPACE), name)
+        grad_in = op(grad_out.contiguous(), send_index, recv_dest, recv_real, n_owned, ctx.world_size)
+        return grad_in, None, None, None, None, None
+
+    return backward
+
+
+def define_backward_op() -> None:
+    """Define `nvalchemi::halo_forward_static_backward` (once per process)."""
+    global _backward_lib
+    if _backward_lib is not None or hasattr(getattr(torch.ops, NAMESPACE), BACKWARD_OP):
+        return
+    lib = torch.library.Library(NAMESPACE, "FRAGMENT")
+    lib.define(BACKWARD_OP + SCHEMAS[BACKWARD_OP])
+    lib.impl(BACKWARD_OP, halo_forward_static_backward_reference, "CompositeExplicitAutograd")
+    torch.library.register_fake(f"{NAMESPACE}::{BACKWARD_OP}",
+                                lambda grad_out, *routing: torch.empty_like(grad_out), lib=lib)
+    # Its own adjoint is the forward exchange (graphs of second derivatives).
+    torch.library.register_autograd(f"{NAMESPACE}::{BACKWARD_OP}", _backward_by("halo_forward_static"),
+                                    setup_context=_save_routing, lib=lib)
+    _backward_lib = lib
+
+
+@contextlib.contextmanager
+def opaque_halo_backward() -> Iterator[None]:
+    """Within the block, autograd of `halo_forward_static` calls the opaque backward op.
+
+    nvalchemi's own formula is put back on exit.
+    """
+    import_nvalchemi_ops()
+    define_backward_op()
+    from nvalchemi.distributed._core import particle_halo as ph  # noqa: PLC0415
+
+    op = ph.halo_forward_static_op
+    saved = (op._backward_fn, op._setup_context_fn)
+    op.register_autograd(_backward_by(BACKWARD_OP), setup_context=_save_routing)
+    try:
+        yield
+    finally:
+        op.register_autograd(saved[0], setup_context=saved[1])

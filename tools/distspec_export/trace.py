@@ -1,0 +1,226 @@
+"""Forces traced into one graph, then exported as an AOTInductor package or TorchScript.
+
+The pipeline (measured in ../shared/TORCH.md; plain `torch.export` of a function that calls
+`autograd.grad` fails):
+
+1. `make_fx(tracing_mode="symbolic")` over atomic energies plus `autograd.grad` of the owned
+   energy, with the opaque backward of `halo_forward_static` installed (ops.py): an aten-level
+   graph whose outputs are `(atomic_energies, forces)` and whose only custom ops are the halo
+   ops of doc/torch_models.md;
+2. `torch.export.export(strict=False, prefer_deferred_runtime_asserts_over_guards=True)` with
+   dynamic row, edge and halo counts;
+3. `torch._inductor.aoti_compile_and_package` (`.pt2`), or `torch.jit.script` of the graph of
+   step 1 (`.pt`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, Sequence
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import ops
+
+CONTRACT = 1
+INPUT_NAMES = ("positions", "species", "edge_index", "n_owned", "send_index", "recv_dest", "recv_real")
+OUTPUT_NAMES = ("atomic_energies", "forces")
+
+EnergyFn = Callable[..., torch.Tensor]
+
+
+class ExportError(RuntimeError):
+    """An export step failed; the message says which and what to do."""
+
+
+def force_function(energy_fn: EnergyFn) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
+    """Contract inputs -> (atomic_energies [N], forces [N, 3]).
+
+    Forces are `-d(sum of owned atomic energies)/d positions` on every row; a mask, not a
+    slice, selects the owned rows, so that `n_owned` stays a tensor and no shape depends on it.
+    """
+
+    def atomic_energies_and_forces(positions, species, edge_index, n_owned, send_index, recv_dest,
+                                   recv_real):
+        with torch.enable_grad():
+            pos = positions.detach().requires_grad_(True)
+            energies = energy_fn(pos, species, edge_index, n_owned, send_index, recv_dest, recv_real)
+            if energies.dim() == 2 and energies.shape[1] == 1:
+                energies = energies.squeeze(1)
+            owned = torch.arange(energies.shape[0], device=energies.device) < n_owned
+            energy = torch.where(owned, energies, torch.zeros_like(energies)).sum()
+            (grad,) = torch.autograd.grad(energy, pos, allow_unused=True, materialize_grads=True)
+        return energies.detach(), -grad
+
+    return atomic_energies_and_forces
+
+
+def custom_ops_of(gm: torch.fx.GraphModule) -> list[str]:
+    """Qualified names (`ns::name`) of the non-aten ops a graph calls, in first-call order."""
+    names: list[str] = []
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        ns = node.target.namespace
+        if ns in ("aten", "prims"):
+            continue
+        name = f"{ns}::{node.target._opname}"
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def check_graph_ops(gm: torch.fx.GraphModule) -> list[str]:
+    """The custom ops of the graph; an error for any that DISTSPEC does not provide."""
+    names = custom_ops_of(gm)
+    c10d = [n for n in names if "c10d" in n]
+    if c10d:
+        raise ExportError(
+            f"the force graph calls collective ops {c10d}, which a LAMMPS process cannot run: a "
+            "halo op's backward was traced through nvalchemi's collective formula. Call the halo "
+            "ops through torch.ops.nvalchemi.* so that the exporter's opaque backward applies")
+    unknown = [n for n in names if n not in ops.KNOWN_OPS]
+    if unknown:
+        raise ExportError(
+            f"the force graph calls ops that DISTSPEC does not provide: {unknown}; it provides "
+            f"{list(ops.KNOWN_OPS)}. Express the model in aten ops and these halo ops")
+    return names
+
+
+def comm_width(gm: torch.fx.GraphModule) -> int:
+    """The widest row, in values, that a halo op of the graph exchanges (0 if none)."""
+    width = 0
+    for node in gm.graph.nodes:
+        if (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+                and node.target.namespace == ops.NAMESPACE and node.target._opname in ops.HALO_OPS):
+            val = node.args[0].meta.get("val")
+            if val is None:
+                continue
+            row = 1
+            for d in val.shape[1:]:
+                if not isinstance(d, int):
+                    raise ExportError(f"{node.target._opname} exchanges rows of dynamic width {tuple(val.shape)}; "
+                                      "a halo row must have a fixed number of values")
+                row *= d
+            width = max(width, row)
+    return width
+
+
+def halo_sites(gm: torch.fx.GraphModule) -> dict[str, int]:
+    """How many times the graph calls each nvalchemi op."""
+    counts: dict[str, int] = {}
+    for node in gm.graph.nodes:
+        if (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+                and node.target.namespace == ops.NAMESPACE):
+            counts[node.target._opname] = counts.get(node.target._opname, 0) + 1
+    return counts
+
+
+def trace_forces(energy_fn: EnergyFn, example: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
+    """Step 1: the aten graph of (atomic_energies, forces), placeholders named by the contract."""
+    fn = force_function(energy_fn)
+    with ops.opaque_halo_backward():
+        try:
+            gm = make_fx(fn, tracing_mode="symbolic", _allow_non_fake_inputs=True)(*example)
+        except Exception as e:  # noqa: BLE001
+            raise ExportError(f"tracing energy + autograd.grad with make_fx failed: {type(e).__name__}: {e}\n"
+                              "the model's forward must be traceable with symbolic shapes: no data-dependent "
+                              "Python control flow, no .item()/.tolist() on tensors that depend on the input "
+                              "sizes") from e
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(INPUT_NAMES):
+        raise ExportError(f"the traced graph has {len(placeholders)} inputs, the contract {len(INPUT_NAMES)}")
+    for node, name in zip(placeholders, INPUT_NAMES):
+        node.name = name
+        node.target = name
+    gm.graph.lint()
+    gm.recompile()
+    check_graph_ops(gm)
+    return gm
+
+
+def dynamic_shapes() -> tuple[Any, ...]:
+    from torch.export import Dim  # noqa: PLC0415
+
+    rows, edges, halo, send = (Dim("n_rows", min=0), Dim("n_edges", min=0), Dim("n_halo", min=0),
+                               Dim("n_send", min=0))
+    return ({0: rows}, {0: rows}, {1: edges}, None, {0: send}, {0: halo}, {0: halo})
+
+
+def export_program(gm: torch.fx.GraphModule, example: Sequence[torch.Tensor]) -> torch.export.ExportedProgram:
+    """Step 2: an ExportedProgram with dynamic row, edge and halo counts (each may be 0)."""
+    try:
+        return torch.export.export(gm, tuple(example), dynamic_shapes=dynamic_shapes(), strict=False,
+                                   prefer_deferred_runtime_asserts_over_guards=True)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"torch.export of the force graph failed: {type(e).__name__}: {e}\n"
+                          "the row count (positions, species), edge count and halo count must stay free: "
+                          "a model that fixes one of them (e.g. a shape check against a constant) cannot run "
+                          "under domain decomposition") from e
+
+
+QUICK_COMPILE = {
+    # No precompiled header and an -O0 wrapper (the kernels keep -O3): 20 s instead of 35 s
+    # for a small model on 2 cores. For fixtures compiled at test time.
+    "aot_inductor.precompile_headers": False,
+    "aot_inductor.compile_wrapper_opt_level": "O0",
+}
+
+
+def compile_aoti(ep: torch.export.ExportedProgram, path: str, metadata: dict[str, str],
+                 quick: bool = False) -> float:
+    """Step 3a: the `.pt2` package, with `metadata` in it. Returns the seconds it took."""
+    configs: dict[str, Any] = {"aot_inductor.metadata": dict(metadata)}
+    if quick:
+        configs.update(QUICK_COMPILE)
+    t0 = time.perf_counter()
+    try:
+        torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=configs)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"AOTInductor compilation failed: {type(e).__name__}: {e}") from e
+    return time.perf_counter() - t0
+
+
+def scriptable(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """The same graph with op overloads replaced by their packets, which TorchScript resolves."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+            if node.target is torch.ops.aten.sym_size.int:
+                node.target = torch.ops.aten.size
+            else:
+                node.target = node.target.overloadpacket
+    gm.recompile()
+    return gm
+
+
+def save_torchscript(gm: torch.fx.GraphModule, path: str, metadata: dict[str, str]) -> float:
+    """Step 3b: the `.pt` TorchScript module; each `metadata` entry an extra file of that name."""
+    import copy  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            module = torch.jit.script(scriptable(copy.deepcopy(gm)))
+            torch.jit.save(module, path, _extra_files=dict(metadata))
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"TorchScript of the force graph failed: {type(e).__name__}: {e}\n"
+                          "export as --format aoti instead") from e
+    return time.perf_counter() - t0
+
+
+def load_graph(path: str, fmt: str) -> Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]:
+    """Load an exported graph in Python; call it with the contract inputs as a list."""
+    if fmt == "aoti":
+        runner = torch._inductor.aoti_load_package(path)
+        return lambda inputs: runner(*inputs)
+    import warnings  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        module = torch.jit.load(path)
+    return lambda inputs: module(*inputs)

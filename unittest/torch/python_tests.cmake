@@ -1,0 +1,32 @@
+# Python side of the torch backend (ctest label torch), for unittest/torch/CMakeLists.txt to
+# include():
+#
+#   torch.fixtures  make_fixtures.py writes the toy models (.pt2, .pt, model files, specs), the
+#                   Cu/Ni data file and the eager references into DISTSPEC_TORCH_FIXTURES, with
+#                   the torch of DISTSPEC_PYTHON (a .pt2 runs only with the libtorch that compiled
+#                   it). A ctest fixture: tests that need these files say
+#                   FIXTURES_REQUIRED torch_fixtures.
+#   torch.export    test_export.py: the graph files, run back in Python with DISTSPEC's op
+#                   semantics, equal the eager references to 1e-10; distspec-export rejects bad
+#                   input.
+#
+# Both run in the bootstrap's Python environment (DISTSPEC_PYTHON; the environment variable at
+# test time wins over the cache variable). Without one they report themselves skipped (exit 77),
+# or fail when CI=true, as unittest/interop does.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+set(DISTSPEC_PYTHON "$ENV{DISTSPEC_PYTHON}" CACHE FILEPATH
+    "Python of the environment with torch and nvalchemi-toolkit (scripts/bootstrap.sh)")
+set(DISTSPEC_TORCH_FIXTURES "${CMAKE_CURRENT_BINARY_DIR}/fixtures" CACHE PATH
+    "where torch.fixtures writes the torch backend's test models and references")
+
+set(_torch_py "${CMAKE_CURRENT_LIST_DIR}")
+add_test(NAME torch.fixtures
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}"
+          --python "${DISTSPEC_PYTHON}")
+add_test(NAME torch.export
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}"
+          --python "${DISTSPEC_PYTHON}")
+set_tests_properties(torch.fixtures PROPERTIES FIXTURES_SETUP torch_fixtures)
+set_tests_properties(torch.export PROPERTIES FIXTURES_REQUIRED torch_fixtures)
+set_tests_properties(torch.fixtures torch.export PROPERTIES
+  LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Self-check of distspec-export, without the C++ side (ctest torch.export, label torch).
+
+For each fixture of make_fixtures.py (toy_mpnn L2 and L4 as .pt2, L2 as .pt):
+
+- the model file has the keys and values doc/torch_models.md gives, its graph and spec exist,
+  nvalchemi loads the spec and its compile.force_strategy is framework_from_node_energy, and
+  the graph carries the contract in its metadata (.pt2) or extra file (.pt);
+- the graph file, loaded back in Python and run with DISTSPEC's op semantics for one process
+  (tools/distspec_export/host_ops.py: halo rows copied from, and summed into, their owners;
+  `send_index` empty as LAMMPS passes it), on the fixture crystal laid out as LAMMPS would
+  (halo = images within cutoff + skin, in shuffled order; edges = a full neighbour list within
+  cutoff + skin, shuffled), reproduces the eager reference (reference.py: nvalchemi's own ops
+  and backward formulas over a gloo group) to 1e-10 relative in energy, per-atom energies,
+  forces folded to owners by tag, and virial; in two layouts (skins 2.0 and 0.5), so the
+  dynamic shapes are exercised;
+- the graph runs on a rank that owns nothing.
+
+Then distspec-export's command line must stop with a clear message on bad input.
+
+  test_export.py --fixtures DIR [--make] [--python PYTHON]
+
+--make (or a DIR without fixtures.json) runs make_fixtures.py into DIR first. Prints one line
+per check and `N passed, N failed` last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "tools"))
+
+import in_env  # noqa: E402
+
+TOLERANCE = 1e-10
+LAYOUTS = ((2.0, 11), (0.5, 23))  # (skin, shuffle seed)
+DOC_PARAMETERS = ["graph", "format", "precision", "message_passing_layers", "comm_width", "contract", "torch_version"]
+
+
+class Results:
+    def __init__(self) -> None:
+        self.passed = self.failed = 0
+
+    def report(self, ok: bool, name: str, detail: str) -> None:
+        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+
+
+def relative(a, b) -> float:
+    import torch  # noqa: PLC0415
+
+    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    return float((a - b).abs().max()) / max(1.0, float(b.abs().max()))
+
+
+def check_files(fixtures: Path, name: str, entry: dict, manifest: dict) -> list[str]:
+    """What is wrong with the model file, spec and graph metadata (empty: nothing)."""
+    import torch  # noqa: PLC0415
+    from distspec_export import trace  # noqa: PLC0415
+    from nvalchemi.distributed.spec import MLIPSpec  # noqa: PLC0415
+
+    problems = []
+    doc = json.loads((fixtures / entry["model_file"]).read_text())
+    want = {"format": "distspec-model", "format_version": 1, "architecture": "torch", "units": manifest["units"],
+            "cutoff": manifest["cutoff"], "elements": manifest["elements"]}
+    problems += [f"{k} is {doc.get(k)!r}, expected {v!r}" for k, v in want.items() if doc.get(k) != v]
+    params = doc.get("parameters", {})
+    if list(params) != DOC_PARAMETERS:
+        problems.append(f"parameters keys {list(params)}, expected {DOC_PARAMETERS}")
+    if params.get("contract") != trace.CONTRACT or params.get("torch_version") != torch.__version__.split("+")[0]:
+        problems.append(f"contract {params.get('contract')}, torch_version {params.get('torch_version')}")
+    graph = fixtures / params.get("graph", "?")
+    if not graph.is_file() or graph.suffix != {"aoti": ".pt2", "torchscript": ".pt"}.get(params.get("format")):
+        problems.append(f"graph {graph.name} missing or not of format {params.get('format')}")
+    spec = MLIPSpec.load(fixtures / doc["spec"])
+    if spec.to_dict()["compile"]["force_strategy"] != "framework_from_node_energy":
+        problems.append(f"spec compile {spec.to_dict()['compile']}")
+    if params.get("format") == "aoti":
+        meta = torch._inductor.aoti_load_package(str(graph)).get_metadata()
+    else:
+        meta = {"distspec.contract": "", "distspec.json": ""}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            torch.jit.load(str(graph), _extra_files=meta)
+        meta = {k: v.decode() if isinstance(v, bytes) else v for k, v in meta.items()}
+    if meta.get("distspec.contract") != str(trace.CONTRACT):
+        problems.append(f"graph metadata distspec.contract {meta.get('distspec.contract')!r}")
+    contract = json.loads(meta.get("distspec.json", "{}"))
+    if contract.get("inputs") != list(trace.INPUT_NAMES) or contract.get("outputs") != list(trace.OUTPUT_NAMES):
+        problems.append(f"graph metadata inputs/outputs {contract.get('inputs')} -> {contract.get('outputs')}")
+    return problems
+
+
+def run_layout(run, system, ref: dict, manifest: dict, skin: float, seed: int):
+    """Run the graph as one LAMMPS rank owning every atom; deviations from the reference."""
+    import periodic  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+    from distspec_export.host_ops import HostExchange  # noqa: PLC0415
+
+    cutoff, elements = manifest["cutoff"], manifest["elements"]
+    rows = periodic.rows(system, cutoff + skin, cutoff + skin, shuffle_seed=seed)
+    n, n_rows = rows.n_owned, rows.positions.shape[0]
+    species = periodic.species_of(system, ref["type_elements"], elements)[rows.owner]
+    inputs = (rows.positions, species, rows.edge_index, torch.tensor(n), torch.zeros(0, dtype=torch.int64),
+              torch.arange(n, n_rows), torch.ones(n_rows - n, dtype=torch.bool))
+    host = HostExchange(rows.owner, n)
+    with host.install():
+        energies, forces = run(inputs)
+    folded = torch.zeros(n, 3, dtype=torch.float64).index_add(0, rows.owner, forces)
+    w = rows.positions.T @ forces
+    virial = [w[0, 0], w[1, 1], w[2, 2], w[0, 1], w[0, 2], w[1, 2]]
+    order = {tag: i for i, tag in enumerate(system.tags.tolist())}
+    by_tag = torch.tensor([order[t] for t in ref["tags"]])
+    dev = {
+        "energy": relative(energies[:n].sum(), ref["energy"]),
+        "atomic_energies": relative(energies[:n][by_tag], ref["atomic_energies"]),
+        "forces": relative(folded[by_tag], ref["forces"]),
+        "virial": relative(torch.stack(virial), ref["virial"]),
+    }
+    return dev, dict(host.calls), (n_rows - n, rows.edge_index.shape[1])
+
+
+def check_graph(results: Results, fixtures: Path, name: str, entry: dict, manifest: dict) -> None:
+    import periodic  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+    from distspec_export import check, trace  # noqa: PLC0415
+    from distspec_export.host_ops import HostExchange  # noqa: PLC0415
+
+    ref = json.loads((fixtures / entry["reference"]).read_text())
+    system = periodic.read_data(fixtures / manifest["data"])
+    run = trace.load_graph(str(fixtures / entry["graph"]), entry["format"])
+    for skin, seed in LAYOUTS:
+        dev, calls, (n_halo, n_edges) = run_layout(run, system, ref, manifest, skin, seed)
+        worst = max(dev.values())
+        results.report(worst <= TOLERANCE, f"{name} vs eager reference, skin {skin}",
+                       f"{n_halo} halo rows, {n_edges} edges; relative deviations "
+                       + ", ".join(f"{k} {v:.1e}" for k, v in dev.items()) + f"; op calls {calls}")
+    host = HostExchange(torch.zeros(0, dtype=torch.int64), 0)
+    try:
+        with host.install():
+            energies, forces = run(check.empty_inputs(torch.float64))
+        ok = energies.shape == (0,) and forces.shape == (0, 3)
+        detail = f"outputs {tuple(energies.shape)}, {tuple(forces.shape)}"
+    except Exception as e:  # noqa: BLE001
+        ok, detail = False, f"{type(e).__name__}: {str(e)[:200]}"
+    results.report(ok, f"{name} on an empty rank", detail)
+
+
+BAD_INPUTS = [  # (name, extra argv replacing the defaults, text the message must contain)
+    ("duplicate element", ["--elements", "Cu", "Cu"], "listed more than once"),
+    ("negative cutoff", ["--cutoff", "-1"], "positive"),
+    ("missing spec file", ["--spec", "/nonexistent/spec.json"], "cannot read the spec file"),
+    ("module not found", ["--module", "no_such_module_xyz:build"], "cannot import"),
+    ("module attribute missing", ["--module", "{toy}:nothing"], "has no attribute"),
+    ("bad module args", ["--module-args", '{"layers": 3}'], "2 or 4 layers"),
+    ("wrong forward signature",
+     ["--module", "torch.nn:Linear", "--module-args", '{"in_features": 3, "out_features": 1}'], "positional arguments"),
+    ("non-halo policy", ["--spec", "{local_spec}"], "policy is 'local'"),
+]
+
+
+def check_cli(results: Results, workdir: Path) -> None:
+    from distspec_export import cli  # noqa: PLC0415
+    from nvalchemi.distributed.spec import SPEC_MPNN_HALO, MLIPSpec  # noqa: PLC0415
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    spec = workdir / "mpnn.spec.json"
+    SPEC_MPNN_HALO.save(spec)
+    local = SPEC_MPNN_HALO.to_dict()
+    local["core"]["policy"] = {"kind": "local"}
+    MLIPSpec.from_dict(local).save(workdir / "local.spec.json")
+    toy = str(HERE / "toy_mpnn.py")
+    base = {"--module": f"{toy}:build", "--module-args": "{}", "--spec": str(spec), "--elements": ["Cu", "Ni"],
+            "--cutoff": "4.5", "--units": "metal", "--out": str(workdir), "--name": "bad", "--format": "torchscript"}
+    for name, extra, expect in BAD_INPUTS:
+        opts = dict(base)
+        i = 0
+        while i < len(extra):
+            key, values = extra[i], []
+            i += 1
+            while i < len(extra) and not extra[i].startswith("--"):
+                values.append(extra[i].replace("{toy}", toy).replace("{local_spec}", str(workdir / "local.spec.json")))
+                i += 1
+            opts[key] = values if key == "--elements" else values[0]
+        argv = []
+        for key, value in opts.items():
+            argv += [key, *value] if isinstance(value, list) else [key, value]
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = cli.main(argv)
+            except SystemExit as e:
+                code = e.code
+        message = err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else ""
+        results.report(code == 2 and expect in message, f"distspec-export rejects {name}",
+                       f"exit {code}: {message[:160]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = in_env.ensure(sys.argv[1:] if argv is None else argv, "the torch export test")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--fixtures", required=True, help="folder of make_fixtures.py's output")
+    p.add_argument("--make", action="store_true", help="run make_fixtures.py into it first")
+    args = p.parse_args(argv)
+    from distspec_export import ops  # noqa: PLC0415
+
+    ops.import_nvalchemi_ops()  # the graphs' ops must exist before a graph file loads
+    ops.define_backward_op()
+    fixtures = Path(args.fixtures)
+    t0 = time.perf_counter()
+    if args.make or not (fixtures / "fixtures.json").is_file():
+        import make_fixtures  # noqa: PLC0415
+
+        if make_fixtures.main([str(fixtures)] + (["--force"] if args.make else [])) != 0:
+            print("FAIL: make_fixtures.py\n0 passed, 1 failed")
+            return 1
+    manifest = json.loads((fixtures / "fixtures.json").read_text())
+    results = Results()
+    for name, entry in manifest["models"].items():
+        problems = check_files(fixtures, name, entry, manifest)
+        results.report(not problems, f"{name} files", "; ".join(problems) or
+                       f"{entry['model_file']}, {entry['graph']}, spec and metadata as doc/torch_models.md says")
+        check_graph(results, fixtures, name, entry, manifest)
+    check_cli(results, fixtures / "bad_inputs")
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    print(f"{results.passed} passed, {results.failed} failed")
+    return 0 if results.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
