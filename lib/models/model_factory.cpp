@@ -5,6 +5,9 @@
 #include "models/ewald/ewald.h"
 #include "models/lj/lj.h"
 #include "models/mpnn/mpnn.h"
+#ifdef DISTSPEC_WITH_TORCH
+#include "models/torch/torch_model.h"
+#endif
 
 namespace distspec::models {
 namespace {
@@ -27,6 +30,20 @@ constexpr void (*kEAMCuda)(OpRegistry&) = nullptr;
 constexpr void (*kEwaldCuda)(OpRegistry&) = nullptr;
 #endif
 
+#ifdef DISTSPEC_WITH_TORCH
+constexpr auto kTorchMake = torch_kind::make_model;
+constexpr void (*kTorchOps)(OpRegistry&) = torch_kind::register_ops;
+#else
+// Model files of the torch kind parse in every build, so that the message is about the build.
+std::unique_ptr<Model> torch_unavailable(const ModelFile& file, Device) {
+  throw Error(model_error_id::value, "/architecture", "architecture 'torch' needs a DISTSPEC built with LibTorch",
+              "configure with -DDISTSPEC_PYTHON=<python with torch> (or -DTorch_DIR=...) and DISTSPEC_ENABLE_TORCH=ON",
+              file.path);
+}
+constexpr auto kTorchMake = torch_unavailable;
+constexpr void (*kTorchOps)(OpRegistry&) = nullptr;
+#endif
+
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list{
       {"lj", lj::make_model, lj::register_ops, kLJCuda},
@@ -35,6 +52,10 @@ const std::vector<Architecture>& architectures() {
       // cuda: no op of either is called through the dispatcher.
       {"mpnn", mpnn::make_model, nullptr, nullptr, true},
       {"ewald", ewald::make_model, ewald::register_ops, kEwaldCuda},
+      // An exported PyTorch graph: its halo ops run inside the graph (lib/models/torch); the
+      // registry holds their names for the dispatcher, on every device, and the graph's own
+      // precision is checked against the one asked for.
+      {"torch", kTorchMake, kTorchOps, nullptr, true},
   };
   return list;
 }

@@ -13,7 +13,8 @@
 
 namespace distspec::models {
 
-// The architectures make_model knows ("lj", "eam", "mpnn", "ewald").
+// The architectures make_model knows ("lj", "eam", "mpnn", "ewald", "torch"; "torch" needs a
+// build with LibTorch, DISTSPEC_WITH_TORCH, and is an error at make_model elsewhere).
 const std::vector<std::string>& architecture_names();
 
 // Builds the model the file describes, running on `device`; parameter errors point into the

@@ -13,6 +13,9 @@
 #if !DISTSPEC_PAIR_HAS_FINISH
 #include "fix_distspec_timing.h"
 #endif
+#ifdef DISTSPEC_WITH_TORCH
+#include "models/torch/halo_ops.h"
+#endif
 
 using namespace LAMMPS_NS;
 
@@ -42,6 +45,11 @@ Fix *timing_fix_creator(LAMMPS *lmp, int narg, char **arg)
 extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *lmp, void *handle, void *regfunc)
 {
   auto register_plugin = reinterpret_cast<lammpsplugin_regfunc>(regfunc);
+#ifdef DISTSPEC_WITH_TORCH
+  // nvalchemi's halo ops (and their distspec:: twins) with torch's op registry, once per
+  // process: exported graphs resolve them by name when a torch model is loaded.
+  distspec::models::torch_kind::register_halo_ops();
+#endif
   lammpsplugin_t plugin;
   plugin.version = LAMMPS_VERSION;
   plugin.style = "pair";

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "distspec/dispatch/dispatcher.h"
+#include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
 #include "models/model.h"
 #include "models/model_factory.h"
@@ -52,6 +55,39 @@ inline double fd_force(models::Model& model, PeriodicGraph g, const Distribution
   g.displace(i, d);
   const double minus = energy_of(model, g, spec);
   return -(plus - minus) / (2.0 * h);
+}
+
+// Per-row values of every row folded onto owned rows (what the host's reverse comm does).
+inline std::vector<double> fold(const PeriodicGraph& g, std::vector<double> rows, int width) {
+  IndexedHaloExchange halo = g.halo_exchange();
+  halo.reverse(Rows<double>{rows.data(), g.n_rows(), width});
+  rows.resize(g.n_owned() * width);
+  return rows;
+}
+
+// The per-row virial shares of a run add up to its virial, and the per-row energies to its
+// energy.
+inline void expect_rows_add_up(const PeriodicGraph& g, const models::ModelOutputs& out) {
+  const std::vector<double> rows = fold(g, out.virial_rows, 6);
+  for (int c = 0; c < 6; ++c) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < g.n_owned(); ++i) sum += rows[6 * i + c];
+    EXPECT_NEAR(sum, out.virial[c], 1e-10);
+  }
+  double energy = 0.0;
+  for (std::size_t i = 0; i < g.n_rows(); ++i) energy += out.energy_rows[i];
+  EXPECT_NEAR(energy, out.energy, 1e-10);
+}
+
+// The distspec::Error that `f` throws (a test failure when it throws none).
+inline Error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no distspec::Error thrown";
+  return Error("", "", "");
 }
 
 // Virial W_ab = sum_i x_ia f_ib = -dE/d eps_ab under x -> (I + eps) x, in LAMMPS' order

@@ -9,35 +9,14 @@
 #include "distspec/dispatch/dispatcher.h"
 #include "distspec/error.h"
 #include "distspec/halo/indexed_halo_exchange.h"
+#include "model_test_util.h"
+#include "recording_halo.h"
 
 namespace distspec {
 namespace {
 
-// An IndexedHaloExchange that logs each collective; its all-reduce sums `ranks` identical
-// copies of the data, as that many ranks holding the same partial would.
-class RecordingHalo final : public HaloExchange {
- public:
-  RecordingHalo(std::size_t n_owned, std::vector<std::size_t> halo_owner, int ranks = 2)
-      : inner_(n_owned, std::move(halo_owner)), ranks_(ranks) {}
-
-  std::size_t n_owned() const override { return inner_.n_owned(); }
-  std::size_t n_halo() const override { return inner_.n_halo(); }
-  int n_ranks() const override { return ranks_; }
-  void forward(Rows<double> r) override { log.push_back("forward"), inner_.forward(r); }
-  void forward(Rows<float> r) override { log.push_back("forward"), inner_.forward(r); }
-  void reverse(Rows<double> r) override { log.push_back("reverse"), inner_.reverse(r); }
-  void reverse(Rows<float> r) override { log.push_back("reverse"), inner_.reverse(r); }
-  void all_reduce_sum(double* v, std::size_t n) override {
-    log.push_back("all_reduce");
-    for (std::size_t i = 0; i < n; ++i) v[i] *= ranks_;
-  }
-
-  std::vector<std::string> log;
-
- private:
-  IndexedHaloExchange inner_;
-  int ranks_;
-};
+using test::error_of;
+using test::RecordingHalo;
 
 // Two owned rows, three halo rows (images of 0, 1, 0).
 RecordingHalo small_halo() { return RecordingHalo(2, {0, 1, 0}); }
@@ -142,16 +121,6 @@ TEST(Dispatcher, OpsWithoutAdapterPassThrough) {
   const std::string state = "kernel";
   d.call("test::plain", {}, {}, &state);
   EXPECT_EQ(halo.log, Log{"kernel"});
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no distspec::Error thrown";
-  return Error("", "", "");
 }
 
 // Adjoints of the transforms around test::probe (args: 0 gather_inputs, 1 slice_owned; outs:

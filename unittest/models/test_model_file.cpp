@@ -23,16 +23,6 @@ models::ModelFile parse(const Json& j, const std::string& spec_override = "") {
   return models::parse_model_file(j.dump(), kPath, spec_override);
 }
 
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no distspec::Error thrown";
-  return Error("", "", "");
-}
-
 // Parses `j` (and builds its model) and expects the error at `pointer` with `message`.
 void expect_error(const Json& j, const std::string& pointer, const std::string& message, const std::string& id = "") {
   const Error e = error_of([&] { models::make_model(parse(j)); });

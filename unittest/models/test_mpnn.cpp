@@ -131,14 +131,6 @@ DistributionSpec spec_with_gather_mode(const std::string& mode) {
   return spec;
 }
 
-// Per-row values of every row folded onto owned rows (what the host's reverse comm does).
-std::vector<double> fold(const PeriodicGraph& g, std::vector<double> rows, int width) {
-  IndexedHaloExchange halo = g.halo_exchange();
-  halo.reverse(Rows<double>{rows.data(), g.n_rows(), width});
-  rows.resize(g.n_owned() * width);
-  return rows;
-}
-
 double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
   double m = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
@@ -196,16 +188,7 @@ TEST_P(MpnnDerivatives, VirialIsMinusTheStrainDerivative) {
   std::printf("[   info   ] %s: max |W - W_fd| = %.2e eV (|W_xx| = %.2f)\n", GetParam().name, worst,
               std::abs(run.out.virial[0]));
 
-  // The per-row shares add up to the total, and so do the per-row energies.
-  const std::vector<double> rows = fold(g, run.out.virial_rows, 6);
-  for (int c = 0; c < 6; ++c) {
-    double sum = 0.0;
-    for (std::size_t i = 0; i < g.n_owned(); ++i) sum += rows[6 * i + c];
-    EXPECT_NEAR(sum, run.out.virial[c], 1e-10);
-  }
-  double energy = 0.0;
-  for (std::size_t i = 0; i < g.n_rows(); ++i) energy += run.out.energy_rows[i];
-  EXPECT_NEAR(energy, run.out.energy, 1e-10);
+  expect_rows_add_up(g, run.out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Networks, MpnnDerivatives,

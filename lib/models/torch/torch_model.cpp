@@ -1,0 +1,515 @@
+#include "models/torch/torch_model.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include <ATen/ATen.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#include "distspec/error.h"
+#include "models/json_fields.h"
+#include "models/model_file.h"
+#include "models/torch/halo_ops.h"
+
+namespace distspec::models::torch_kind {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kContract = 1;
+constexpr char kContractInputs[] =
+    "positions [N,3], species [N] int64, edge_index [2,E] int64, n_owned [] int64, send_index [0] int64, "
+    "recv_dest [n_halo] int64, recv_real [n_halo] bool";
+constexpr char kExportHint[] =
+    "export the model again with tools/distspec-export, which writes calling convention 1 (doc/torch_models.md)";
+
+enum class GraphFormat { aoti, torchscript };
+
+struct Params {
+  std::string graph;  // resolved path
+  GraphFormat format = GraphFormat::aoti;
+  at::ScalarType dtype = at::kDouble;
+  std::string precision = "fp64";
+  int layers = 1;
+  int comm_width = 1;
+  std::string torch_version;
+};
+
+std::string ends(const std::string& text, std::size_t n) { return text.size() >= n ? text.substr(text.size() - n) : ""; }
+
+// The version without its local part: "2.15.0+cu132" -> "2.15.0".
+std::string base_version(const std::string& version) { return version.substr(0, version.find('+')); }
+
+// The first line of a torch message (the rest is a C++ backtrace or a TorchScript frame dump).
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+Params parse_params(const ModelFile& file) {
+  if (!file.parameters_file.empty())
+    fail_value("/parameters_file", "architecture 'torch' names its graph under \"parameters\"",
+               "give parameters.graph, the .pt2 or .pt file beside the model file");
+  const Json& root = expect_object(file.parameters, "/parameters",
+                                   {"graph", "format", "precision", "message_passing_layers", "comm_width",
+                                    "contract", "torch_version"});
+  Params p;
+  const Json* graph = find_member(root, "graph");
+  if (!graph)
+    throw Error(model_error_id::missing_key, "/parameters/graph", "the model file names no graph",
+                "a torch model runs a graph exported by tools/distspec-export: give parameters.graph, the .pt2 or .pt "
+                "file beside the model file");
+  const std::string name = expect_string(*graph, "/parameters/graph");
+  if (name.empty()) fail_value("/parameters/graph", "expected a file name, found an empty string");
+  p.graph = file.resolve(name);
+
+  if (const Json* format = find_member(root, "format"))
+    p.format = expect_choice(*format, "/parameters/format", {"aoti", "torchscript"}) == "aoti" ? GraphFormat::aoti
+                                                                                             : GraphFormat::torchscript;
+  else if (ends(name, 4) == ".pt2")
+    p.format = GraphFormat::aoti;
+  else if (ends(name, 3) == ".pt")
+    p.format = GraphFormat::torchscript;
+  else
+    fail_value("/parameters/graph", "cannot tell the format of graph '" + name + "' from its name",
+               "give parameters.format: \"aoti\" (a .pt2 package) or \"torchscript\" (a .pt module)");
+
+  if (const Json* precision = find_member(root, "precision"))
+    p.precision = expect_choice(*precision, "/parameters/precision", {"fp64", "fp32"});
+  p.dtype = p.precision == "fp64" ? at::kDouble : at::kFloat;
+  // The graph's dtype is fixed at export: another precision asked for must not pass silently.
+  if (!file.precision.empty() && file.precision != p.precision)
+    fail_value("/parameters/precision",
+               "the graph was exported in " + p.precision + ", but precision " + file.precision + " was requested",
+               "an exported graph runs in the precision it was exported in: drop the precision keyword, or export "
+               "the model again in " + file.precision);
+
+  const int contract = expect_int(require_member(root, "contract", "/parameters"), "/parameters/contract");
+  if (contract != kContract)
+    fail_value("/parameters/contract",
+               "the graph uses calling convention " + std::to_string(contract) + ", this build runs convention 1",
+               kExportHint);
+  p.layers = expect_int(require_member(root, "message_passing_layers", "/parameters"),
+                        "/parameters/message_passing_layers");
+  if (p.layers < 1) fail_value("/parameters/message_passing_layers", "expected at least 1, found " + std::to_string(p.layers));
+  p.comm_width = expect_int(require_member(root, "comm_width", "/parameters"), "/parameters/comm_width");
+  if (p.comm_width < 1) fail_value("/parameters/comm_width", "expected at least 1, found " + std::to_string(p.comm_width));
+
+  if (const Json* version = find_member(root, "torch_version"))
+    p.torch_version = expect_string(*version, "/parameters/torch_version");
+  if (p.format == GraphFormat::aoti) {
+    if (p.torch_version.empty())
+      throw Error(model_error_id::missing_key, "/parameters/torch_version",
+                  "an AOTInductor graph needs the version of the torch that compiled it",
+                  "give parameters.torch_version (tools/distspec-export writes it)");
+    if (base_version(p.torch_version) != TORCH_VERSION)
+      fail_value("/parameters/torch_version",
+                 "graph " + p.graph + " was compiled by torch " + p.torch_version + ", this plugin links torch " +
+                     TORCH_VERSION + ", and an AOTInductor package runs only with the torch that compiled it",
+                 "export the model again with torch " TORCH_VERSION
+                 " (the Python environment this DISTSPEC was built with), or as TorchScript (.pt)");
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(p.graph, ec))
+    throw Error(model_error_id::io, "/parameters/graph", "graph file " + p.graph + " does not exist or is not a file",
+                "the path is relative to the model file's folder; export the model again if the file is gone");
+  return p;
+}
+
+std::string registered_ops_hint() {
+  return "the ops this plugin provides are " + join_names(halo_op_names()) +
+         "; export the model so that its graph calls only these and ATen's own ops";
+}
+
+[[noreturn]] void fail_missing_op(const Params& p, const std::string& op) {
+  throw Error(model_error_id::value, "/parameters/graph",
+              "graph " + p.graph + " calls op '" + op + "', which no loaded kernel provides", registered_ops_hint());
+}
+
+// Custom ops of our namespaces, which the dispatcher binds (ModelInfo::ops).
+void keep_halo_op(const std::string& op, std::set<std::string>& ops) {
+  const auto& ours = halo_op_names();
+  if (std::find(ours.begin(), ours.end(), op) != ours.end()) ops.insert(op);
+}
+
+// ---- AOTInductor ---------------------------------------------------------------------------
+
+// The ops an AOTInductor package calls outside its compiled code (custom ops, ATen fallbacks),
+// from the extern-kernel nodes it keeps beside the .so (data/aotinductor/<model>/*.json):
+// nullopt when the package has no readable list.
+std::optional<std::vector<std::string>> aoti_extern_ops(const std::string& path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    std::vector<std::string> ops;
+    bool found = false;
+    for (const std::string& record : reader.getAllRecords()) {
+      if (record.find("data/aotinductor/") == std::string::npos || ends(record, 5) != ".json" ||
+          ends(record, 14) == "_metadata.json")
+        continue;
+      auto [data, size] = reader.getRecord(record);
+      const Json doc = Json::parse(std::string(static_cast<const char*>(data.get()), size), nullptr, false);
+      if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array()) continue;
+      found = true;
+      for (const Json& node : doc["nodes"])
+        if (node.contains("node") && node["node"].contains("target") && node["node"]["target"].is_string())
+          ops.push_back(node["node"]["target"].get<std::string>());
+    }
+    if (!found) return std::nullopt;
+    return ops;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// "ns::name" or "ns::name.overload" is registered with torch.
+bool torch_has_op(const std::string& target) {
+  const std::size_t colons = target.find("::");
+  const std::size_t dot = colons == std::string::npos ? std::string::npos : target.find('.', colons);
+  std::string overload = dot == std::string::npos ? "" : target.substr(dot + 1);
+  if (overload == "default") overload.clear();
+  return c10::Dispatcher::singleton().findSchema({target.substr(0, dot), overload}).has_value();
+}
+
+// Children of the pytree spec of the graph's positional arguments ("[1, {tuple: [args, kwargs]}]"),
+// or -1 where the spec has another shape.
+int pytree_arity(const std::string& spec, bool arguments) {
+  const Json doc = Json::parse(spec, nullptr, false);
+  if (!doc.is_array() || doc.size() != 2 || !doc[1].is_object()) return -1;
+  const Json* node = &doc[1];
+  if (arguments) {
+    if (!node->contains("children_spec") || (*node)["children_spec"].empty()) return -1;
+    node = &(*node)["children_spec"][0];
+  }
+  if (!node->contains("children_spec") || !(*node)["children_spec"].is_array()) return -1;
+  return static_cast<int>((*node)["children_spec"].size());
+}
+
+// ---- the model ------------------------------------------------------------------------------
+
+class TorchModel final : public Model {
+ public:
+  TorchModel(const ModelFile& file, Params params, Device device)
+      : model_path_(file.path), params_(std::move(params)), device_(device) {
+    info_ = info_from(file);
+    info_.message_passing_layers = params_.layers;
+    info_.halo_feature_reads = params_.layers - 1;
+    info_.comm_width = params_.comm_width;
+    info_.forces_on_halo_rows = true;
+    std::set<std::string> ops;
+    if (params_.format == GraphFormat::aoti) load_aoti(ops);
+    else load_torchscript(ops);
+    // A graph whose op list cannot be read may call any of them.
+    info_.ops = ops_known_ ? std::vector<std::string>(ops.begin(), ops.end()) : halo_op_names();
+  }
+
+  const ModelInfo& info() const override { return info_; }
+
+  // Inputs of the contract from the graph, the graph with this step's exchange active, outputs
+  // as the request asks.
+  void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request, ModelOutputs& out) override {
+    if (graph.n_rows() > 0 && (!graph.positions || !graph.species))
+      throw Error(model_error_id::value, "", "a torch model needs positions and species on every row",
+                  "the spec's core.shard_fields must promote positions and atomic_numbers", model_path_);
+    const auto n_rows = static_cast<int64_t>(graph.n_rows());
+    const auto n_owned = static_cast<int64_t>(graph.n_owned);
+    std::vector<at::Tensor> inputs = make_inputs(graph);
+    at::Tensor energies, forces;
+    {
+      ActiveDispatcher active(dispatch);
+      try {
+        std::tie(energies, forces) = run(inputs, n_owned);
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        if (active.kernel_error()) std::rethrow_exception(active.kernel_error());
+        throw run_error(e);
+      }
+    }
+    check_outputs(energies, forces, n_rows);
+    write_outputs(graph, energies, forces, request, out);
+  }
+
+ private:
+  void load_aoti(std::set<std::string>& ops) {
+    // Ops the graph calls that nothing registered would fail deep in the loader: name them first.
+    if (auto externs = aoti_extern_ops(params_.graph)) {
+      ops_known_ = true;
+      for (const std::string& op : *externs) {
+        if (!torch_has_op(op)) fail_missing_op(params_, op);
+        keep_halo_op(op.substr(0, op.find('.', op.find("::"))), ops);
+      }
+    }
+    std::unordered_map<std::string, std::string> metadata;
+    try {
+      metadata = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(params_.graph, "model");
+    } catch (const std::exception& e) {
+      static const std::regex none("$^");
+      throw load_error("is not an AOTInductor package with a model named 'model'", e, none);
+    }
+    const std::string compiled_for = metadata.count("AOTI_DEVICE_KEY") ? metadata["AOTI_DEVICE_KEY"] : "cpu";
+    if (compiled_for != device_name(device_))
+      throw Error(model_error_id::device, "/parameters/graph",
+                  "graph " + params_.graph + " was compiled for " + compiled_for + ", this run asks for " +
+                      device_name(device_),
+                  "run with 'device " + compiled_for + "', or export the model for " + device_name(device_));
+    // The package's own checks of its inputs' dtypes, shapes and devices, instead of undefined
+    // behaviour: the generated code runs them when this is set before its first call.
+    setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
+    try {
+      aoti_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(params_.graph, "model");
+    } catch (const std::exception& e) {
+      static const std::regex missing("[Cc]ould not find schema for ([A-Za-z0-9_]+::[A-Za-z0-9_]+)");
+      throw load_error("cannot be loaded", e, missing);
+    }
+    const std::vector<std::string> spec = aoti_->get_call_spec();
+    const int inputs = spec.size() == 2 ? pytree_arity(spec[0], true) : -1;
+    const int outputs = spec.size() == 2 ? pytree_arity(spec[1], false) : -1;
+    if ((inputs >= 0 && inputs != 7) || (outputs >= 0 && outputs != 2))
+      throw Error(model_error_id::value, "/parameters/graph",
+                  "graph " + params_.graph + " takes " + std::to_string(inputs) + " inputs and returns " +
+                      std::to_string(outputs) + " outputs; calling convention 1 passes 7 (" + kContractInputs +
+                      ") and expects 2 (atomic_energies [N], forces [N,3])",
+                  kExportHint);
+  }
+
+  void load_torchscript(std::set<std::string>& ops) {
+    if (device_ != Device::cpu)
+      throw Error(model_error_id::device, "/parameters/graph",
+                  "TorchScript graphs run on the cpu here; this run asks for " + std::string(device_name(device_)),
+                  "run with 'device cpu', or export an AOTInductor package (.pt2) for cuda");
+    try {
+      script_ = torch::jit::load(params_.graph, c10::Device(c10::kCPU));
+    } catch (const std::exception& e) {
+      static const std::regex missing("Unknown builtin op: ([A-Za-z0-9_]+::[A-Za-z0-9_]+)");
+      throw load_error("cannot be loaded as TorchScript", e, missing);
+    }
+    script_->eval();
+    const c10::FunctionSchema& schema = script_->get_method("forward").function().getSchema();
+    const std::size_t inputs = schema.arguments().size() - 1;  // less self
+    const c10::TypePtr returns = schema.returns().size() == 1 ? schema.returns()[0].type() : nullptr;
+    const auto tuple = returns ? returns->cast<c10::TupleType>() : nullptr;
+    energies_only_ = returns && returns->kind() == c10::TypeKind::TensorType;
+    if (inputs != 7 || !(energies_only_ || (tuple && tuple->elements().size() == 2)))
+      throw Error(model_error_id::value, "/parameters/graph",
+                  "graph " + params_.graph + " has forward(" + std::to_string(inputs) + " inputs) -> " +
+                      (returns ? returns->str() : "?") +
+                      "; calling convention 1 passes 7 (" + kContractInputs +
+                      ") and expects (atomic_energies [N], forces [N,3]) or atomic_energies alone",
+                  kExportHint);
+    // Every op the inlined graph calls, nested blocks included.
+    auto graph = script_->get_method("forward").graph()->copy();
+    torch::jit::Inline(*graph);
+    std::vector<torch::jit::Block*> blocks{graph->block()};
+    while (!blocks.empty()) {
+      torch::jit::Block* block = blocks.back();
+      blocks.pop_back();
+      for (torch::jit::Node* node : block->nodes()) {
+        keep_halo_op(node->kind().toQualString(), ops);
+        for (torch::jit::Block* inner : node->blocks()) blocks.push_back(inner);
+      }
+    }
+    ops_known_ = true;
+  }
+
+  // The loader's error, unless it is about an op no kernel provides (`missing_op` finds its
+  // name in the text): then that one, naming it.
+  Error load_error(const std::string& what, const std::exception& e, const std::regex& missing_op) const {
+    std::smatch m;
+    const std::string text = e.what();
+    if (std::regex_search(text, m, missing_op)) fail_missing_op(params_, m[1]);
+    return Error(model_error_id::io, "/parameters/graph", "graph " + params_.graph + " " + what + ": " + first_line(e.what()),
+                 params_.format == GraphFormat::aoti
+                     ? "an AOTInductor package runs only with the torch that compiled it (this plugin links torch " TORCH_VERSION
+                       "); export the model again with it"
+                     : std::string(kExportHint));
+  }
+
+  // A failed run: an AOTInductor package's own check of its inputs names one by number
+  // (`input_handles[4]: ...`, with AOTI_RUNTIME_CHECK_INPUTS), which the contract names.
+  Error run_error(const std::exception& e) const {
+    static const std::regex input("input_handles\\[([0-9])\\]");
+    static const char* const names[] = {"positions [N,3]", "species [N] int64", "edge_index [2,E] int64",
+                                        "n_owned [] int64", "send_index [0] int64", "recv_dest [n_halo] int64",
+                                        "recv_real [n_halo] bool"};
+    const std::string text = first_line(e.what());
+    std::smatch m;
+    if (std::regex_search(text, m, input) && std::stoi(m[1]) < 7)
+      return Error(model_error_id::value, "",
+                   "graph " + params_.graph + " does not accept input " + m[1].str() + " of calling convention 1, " +
+                       names[std::stoi(m[1])] + " (" + params_.precision + "): " + text,
+                   "check the model file's precision against the graph; " + std::string(kExportHint), model_path_);
+    return Error(model_error_id::value, "", "graph " + params_.graph + " failed: " + text,
+                 "check that the model file's precision and device match the graph; " + std::string(kExportHint),
+                 model_path_);
+  }
+
+  // The contract's inputs; edges beyond the cutoff (the neighbour list's skin) are left out, so
+  // the graph sees the pairs it was trained on.
+  std::vector<at::Tensor> make_inputs(const AtomGraph& graph) {
+    const auto n_rows = static_cast<int64_t>(graph.n_rows());
+    const auto n_owned = static_cast<int64_t>(graph.n_owned);
+    const auto host_long = at::dtype(at::kLong);
+    // An empty rank runs the graph too: its halo ops are collectives every rank must join.
+    at::Tensor positions = n_rows == 0 ? at::empty({0, 3}, at::dtype(at::kDouble))
+                                       : at::from_blob(const_cast<double*>(graph.positions), {n_rows, 3},
+                                                       at::dtype(at::kDouble));
+    at::Tensor species = at::empty({n_rows}, host_long);
+    int64_t* s = species.data_ptr<int64_t>();
+    // Rows of atoms that are not this model's (NULL types of a hybrid style) get species 0: they
+    // have no edges, and their energy is not counted (write_outputs).
+    for (int64_t i = 0; i < n_rows; ++i) s[i] = std::max(graph.species[i], 0);
+
+    const double cut2 = info_.cutoff * info_.cutoff;
+    senders_.clear();
+    receivers_.clear();
+    for (std::size_t r = 0; r < graph.n_receivers; ++r) {
+      const int i = graph.receivers[r];
+      const double* xi = graph.positions + 3 * static_cast<std::size_t>(i);
+      for (int k = graph.offsets[r]; k < graph.offsets[r + 1]; ++k) {
+        const int j = graph.senders[k];
+        const double* xj = graph.positions + 3 * static_cast<std::size_t>(j);
+        const double dx = xj[0] - xi[0], dy = xj[1] - xi[1], dz = xj[2] - xi[2];
+        if (dx * dx + dy * dy + dz * dz >= cut2) continue;
+        senders_.push_back(j);
+        receivers_.push_back(i);
+      }
+    }
+    const auto n_edges = static_cast<int64_t>(senders_.size());
+    at::Tensor edge_index = at::empty({2, n_edges}, host_long);
+    std::copy(senders_.begin(), senders_.end(), edge_index.data_ptr<int64_t>());
+    std::copy(receivers_.begin(), receivers_.end(), edge_index.data_ptr<int64_t>() + n_edges);
+
+    const at::Device device = device_ == Device::cuda ? at::Device(at::kCUDA) : at::Device(at::kCPU);
+    auto on = [&](at::Tensor t) { return t.to(device); };
+    return {on(positions.to(params_.dtype, /*non_blocking=*/false, /*copy=*/true)),
+            on(species),
+            on(edge_index),
+            on(at::scalar_tensor(n_owned, host_long)),
+            on(at::empty({0}, host_long)),
+            on(at::arange(n_owned, n_rows, host_long)),
+            on(at::ones({n_rows - n_owned}, at::dtype(at::kBool)))};
+  }
+
+  // (atomic_energies, forces) from the graph.
+  std::pair<at::Tensor, at::Tensor> run(std::vector<at::Tensor>& inputs, int64_t n_owned) {
+    if (aoti_) {
+      std::vector<at::Tensor> outs = aoti_->run(inputs);
+      if (outs.size() != 2) throw contract_error("returned " + std::to_string(outs.size()) + " outputs");
+      return {outs[0], outs[1]};
+    }
+    at::Tensor positions = inputs[0];
+    if (energies_only_) positions.requires_grad_(true);
+    const c10::IValue result = script_->forward(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
+    if (!energies_only_) {
+      const auto& items = result.toTupleRef().elements();
+      if (items.size() != 2 || !items[0].isTensor() || !items[1].isTensor())
+        throw contract_error("returned a tuple of " + std::to_string(items.size()) + " that is not two tensors");
+      return {items[0].toTensor().detach(), items[1].toTensor().detach()};
+    }
+    // Forces by autograd: -d(sum of the owned atomic energies)/d(positions), every row.
+    const at::Tensor energies = result.toTensor();
+    if (energies.dim() != 1 || energies.size(0) != positions.size(0)) return {energies.detach(), at::Tensor()};
+    const at::Tensor owned_energy = energies.slice(0, 0, n_owned).sum();
+    at::Tensor grad;
+    if (owned_energy.requires_grad())
+      grad = torch::autograd::grad({owned_energy}, {positions}, {}, false, false, true)[0];
+    at::Tensor forces = grad.defined() ? -grad : at::zeros_like(positions);
+    return {energies.detach(), forces.detach()};
+  }
+
+  Error contract_error(const std::string& what) const {
+    return Error(model_error_id::value, "", "graph " + params_.graph + " " + what +
+                     "; calling convention 1 expects (atomic_energies [N], forces [N,3]) in " + params_.precision,
+                 kExportHint, model_path_);
+  }
+
+  void check_outputs(const at::Tensor& energies, const at::Tensor& forces, int64_t n_rows) const {
+    const char* dtype = params_.precision == "fp64" ? "float64" : "float32";
+    auto describe = [](const at::Tensor& t) {
+      if (!t.defined()) return std::string("nothing");
+      std::string shape;
+      for (int64_t d = 0; d < t.dim(); ++d) shape += (d ? ", " : "") + std::to_string(t.size(d));
+      return std::string(c10::toString(t.scalar_type())) + " [" + shape + "] on " + t.device().str();
+    };
+    const bool energies_ok = energies.defined() && energies.dim() == 1 && energies.size(0) == n_rows &&
+                             energies.scalar_type() == params_.dtype;
+    const bool forces_ok = forces.defined() && forces.dim() == 2 && forces.size(0) == n_rows && forces.size(1) == 3 &&
+                           forces.scalar_type() == params_.dtype;
+    if (!energies_ok || !forces_ok)
+      throw contract_error("returned atomic_energies " + describe(energies) + " and forces " + describe(forces) +
+                           " for N = " + std::to_string(n_rows) + " rows (expected " + dtype + ")");
+  }
+
+  void write_outputs(const AtomGraph& graph, const at::Tensor& energies, const at::Tensor& forces,
+                     const OutputRequest& request, ModelOutputs& out) const {
+    const std::size_t n = graph.n_rows();
+    out.reset(n, request);
+    const at::Tensor e = energies.to(at::kCPU, at::kDouble).contiguous();
+    const at::Tensor f = forces.to(at::kCPU, at::kDouble).contiguous();
+    const double* ev = e.data_ptr<double>();
+    const double* fv = f.data_ptr<double>();
+    // Energy: owned rows of this model's atoms only (halo rows repeat other ranks' atoms).
+    for (std::size_t i = 0; i < graph.n_owned; ++i) {
+      if (graph.species[i] < 0) continue;
+      out.energy += ev[i];
+      if (request.energy_rows) out.energy_rows[i] = ev[i];
+    }
+    std::copy(fv, fv + 3 * n, out.forces.begin());
+    // Virial: -sum over all rows of r (x) dE/dr = sum of r (x) f, halo rows at their image
+    // positions; LAMMPS' order xx, yy, zz, xy, xz, yz (Pair::virial_fdotr_compute).
+    if (!request.virial && !request.virial_rows) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double* x = graph.positions + 3 * i;
+      const double* fi = fv + 3 * i;
+      const double v[6] = {x[0] * fi[0], x[1] * fi[1], x[2] * fi[2], x[0] * fi[1], x[0] * fi[2], x[1] * fi[2]};
+      for (int k = 0; k < 6; ++k) {
+        if (request.virial) out.virial[k] += v[k];
+        if (request.virial_rows) out.virial_rows[6 * i + k] = v[k];
+      }
+    }
+  }
+
+  std::string model_path_;
+  Params params_;
+  Device device_;
+  ModelInfo info_;
+  bool ops_known_ = false;
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> aoti_;
+  std::optional<torch::jit::Module> script_;
+  bool energies_only_ = false;  // a TorchScript module returning atomic energies alone
+  std::vector<int64_t> senders_, receivers_;
+};
+
+// The dispatcher's view of a graph op: it runs inside the graph, never through Dispatcher::call.
+void graph_only_kernel(Span<const TensorRef>, Span<const TensorRef>, const void*) {
+  throw Error(model_error_id::op_args, "", "a torch graph's halo op was called through the dispatcher",
+              "these ops run inside exported graphs only");
+}
+
+}  // namespace
+
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
+  register_halo_ops();
+  try {
+    return std::make_unique<TorchModel>(file, parse_params(file), device);
+  } catch (const Error& e) {
+    if (e.file().empty()) throw e.with_file(file.path);
+    throw;
+  }
+}
+
+void register_ops(OpRegistry& registry) {
+  register_halo_ops();
+  for (const std::string& op : halo_op_names()) {
+    registry.add(op, Device::cpu, graph_only_kernel);
+    registry.add(op, Device::cuda, graph_only_kernel);
+  }
+}
+
+}  // namespace distspec::models::torch_kind

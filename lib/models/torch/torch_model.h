@@ -1,0 +1,45 @@
+// The `torch` model kind: a potential exported from PyTorch (tools/distspec-export) into an
+// AOTInductor package (.pt2) or a TorchScript module (.pt), run under the spec's dispatcher.
+// doc/torch_models.md is the contract between the exporter and this file.
+//
+// Model file "parameters":
+//   {"graph": "toy_mpnn_L2.pt2",        the graph file, relative to the model file's folder
+//    "format": "aoti" | "torchscript",  (default: from the extension, .pt2 or .pt)
+//    "precision": "fp64" | "fp32",      dtype of positions and outputs
+//    "message_passing_layers": 2,       hops of the receptive field
+//    "comm_width": 16,                  widest feature row a halo op exchanges, in values
+//    "contract": 1,                     version of the calling convention
+//    "torch_version": "2.15.0"}         the torch that compiled the graph (a .pt2 runs only there)
+//
+// Calling convention 1: inputs (positions [N,3], species [N] int64, edge_index [2,E] int64 with
+// row 0 the sender and row 1 the (owned) receiver, n_owned [] int64, send_index [0] int64,
+// recv_dest [n_halo] int64 = arange(n_owned, N), recv_real [n_halo] bool, all true), outputs
+// (atomic_energies [N], forces [N,3]) in the file's precision; forces are -d(sum of owned
+// atomic energies)/d(positions) on every row, halo rows holding partials of their owners. A
+// TorchScript module may return the atomic energies alone: forces are then taken by autograd.
+// The virial is sum over all rows of r (x) f, computed here.
+//
+// This header includes no torch header: the model factory (C++17) includes it.
+#pragma once
+
+#include <memory>
+
+#include "distspec/ops/op_registry.h"
+#include "models/model.h"
+
+namespace distspec::models {
+struct ModelFile;
+}
+
+namespace distspec::models::torch_kind {
+
+// Loads the graph the file names; every error is a distspec::Error naming the model file (or
+// the graph file) and what to do.
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device = Device::cpu);
+
+// Registers the halo ops with torch (halo_ops.h), and with `registry` the same qualnames as ops
+// the dispatcher binds for a torch model: they run inside its graph, never through
+// Dispatcher::call, so a spec that adapts them binds to a kernel that says so.
+void register_ops(OpRegistry& registry);
+
+}  // namespace distspec::models::torch_kind

@@ -1,0 +1,155 @@
+// Exported PyTorch graphs under LAMMPS: the toy MPNN of make_fixtures.py (2 and 4 layers as
+// AOTInductor packages, 2 layers as TorchScript) on 1, 2 and 4 ranks, each processor grid,
+// newton on and off, the plain and (in KOKKOS builds) the /kk style, against the eager PyTorch
+// model evaluated on the whole periodic system in one process (reference.py): energy, forces and
+// per-atom energy by atom tag, and the virial, to 1e-10 relative in fp64.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "lammps_session.h"
+#include "reference_comparison.h"
+
+namespace dt = distspec::testing;
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr double kTolerance = 1e-10;
+// force->nktv2p of units metal (LAMMPS update.cpp): pressure = virial / volume * nktv2p.
+constexpr double kMetalNktv2p = 1.6021765e6;
+
+// The folder make_fixtures.py wrote (the ctest fixture torch.fixtures), unless the environment
+// names another.
+std::string fixtures_dir()
+{
+  const char* dir = std::getenv("DISTSPEC_TORCH_FIXTURES");
+  return (dir && *dir) ? dir : DISTSPEC_TORCH_FIXTURES;
+}
+
+Json read_json(const std::string& path)
+{
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path + " (run make_fixtures.py, the ctest fixture torch.fixtures)");
+  return Json::parse(in);
+}
+
+// What LAMMPS computes for one deck, per-atom arrays by atom tag.
+struct Result {
+  double energy = 0.0;
+  std::vector<double> forces, energy_atom;
+  std::vector<double> virial;  // energy units, xx yy zz xy xz yz
+};
+
+// The reference in the same shape (its atoms listed by tag, in any order).
+Result reference_of(const Json& ref)
+{
+  const std::size_t n = ref["tags"].size();
+  Result r;
+  r.energy = ref["energy"].get<double>();
+  r.forces.assign(3 * n, 0.0);
+  r.energy_atom.assign(n, 0.0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = ref["tags"][k].get<std::size_t>() - 1;
+    for (int c = 0; c < 3; ++c) r.forces[3 * i + c] = ref["forces"][k][c].get<double>();
+    r.energy_atom[i] = ref["atomic_energies"][k].get<double>();
+  }
+  r.virial = ref["virial"].get<std::vector<double>>();
+  return r;
+}
+
+Result run_lammps(const std::string& commands, const std::vector<std::string>& args)
+{
+  dt::LammpsSession lmp(args);
+  lmp.run("plugin load " + dt::plugin_path() + "\n" + commands + R"(
+compute pea all pe/atom
+compute vir all pressure NULL virial
+thermo_style custom step pe vol
+run 0 post no
+)");
+  Result r;
+  r.energy = lmp.thermo("pe");
+  r.forces = lmp.gather("f", 3);
+  r.energy_atom = lmp.gather("c_pea", 1);
+  const double volume = lmp.thermo("vol");
+  for (double p : lmp.compute_vector("vir", 6)) r.virial.push_back(p * volume / kMetalNktv2p);
+  return r;
+}
+
+// Largest |got - ref| relative to the reference's largest magnitude.
+double deviation(const std::vector<double>& got, const std::vector<double>& ref)
+{
+  if (got.size() != ref.size()) return INFINITY;
+  double worst = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    worst = std::max(worst, std::isfinite(got[i]) ? std::abs(got[i] - ref[i]) : INFINITY);
+    scale = std::max(scale, std::abs(ref[i]));
+  }
+  return worst / (scale > 0.0 ? scale : 1.0);
+}
+
+// How the style runs: plain or /kk on host threads, with newton on or off (KOKKOS' package
+// settings matched to it, as unittest/integration/test_kokkos.cpp runs them).
+struct Variant {
+  std::string name;
+  std::vector<std::string> args;  // LAMMPS command-line arguments
+  bool newton;
+};
+
+std::vector<Variant> variants()
+{
+  std::vector<Variant> list{{"plain, newton on", {}, true}, {"plain, newton off", {}, false}};
+#ifdef DISTSPEC_LAMMPS_HAS_KOKKOS
+  const std::vector<std::string> kk{"-k", "on", "t", "1", "-sf", "kk", "-pk", "kokkos"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), kk.begin(), kk.end());
+    return more;
+  };
+  list.push_back({"kk, newton on", with({"newton", "on", "neigh", "half"}), true});
+  list.push_back({"kk, newton off", with({"newton", "off", "neigh", "full"}), false});
+#endif
+  return list;
+}
+
+class TorchLammps : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TorchLammps, EqualsTheEagerModelOnTheWholeSystem)
+{
+  const std::string dir = fixtures_dir();
+  const Json manifest = read_json(dir + "/fixtures.json");
+  ASSERT_TRUE(manifest["models"].contains(GetParam())) << "fixtures.json has no model " << GetParam();
+  const Json& entry = manifest["models"][GetParam()];
+  const Result ref = reference_of(read_json(dir + "/" + entry["reference"].get<std::string>()));
+  std::string elements;
+  for (const auto& e : manifest["elements"]) elements += " " + e.get<std::string>();
+
+  for (const Variant& variant : variants())
+    for (const std::string& grid : dt::processor_grids()) {
+      SCOPED_TRACE(variant.name + ", processors " + grid);
+      const Result got = run_lammps(std::string("units metal\natom_style atomic\nboundary p p p\nnewton ") +
+                                        (variant.newton ? "on" : "off") + "\nprocessors " + grid + "\nread_data " + dir +
+                                        "/" + manifest["data"].get<std::string>() +
+                                        "\nneighbor 1.0 bin\npair_style distspec halo per_layer\npair_coeff * * " +
+                                        dir + "/" + entry["model_file"].get<std::string>() + elements,
+                                    variant.args);
+      const double de = std::abs(got.energy - ref.energy) / std::abs(ref.energy);
+      const double df = deviation(got.forces, ref.forces);
+      const double dea = deviation(got.energy_atom, ref.energy_atom);
+      const double dw = deviation(got.virial, ref.virial);
+      EXPECT_LE(de, kTolerance) << "energy " << got.energy << " vs " << ref.energy;
+      EXPECT_LE(df, kTolerance);
+      EXPECT_LE(dea, kTolerance);
+      EXPECT_LE(dw, kTolerance);
+      if (dt::world_rank() == 0)
+        std::printf("[   info   ] %s %s, processors %s: energy %.1e, forces %.1e, per-atom energy %.1e, virial %.1e\n",
+                    GetParam().c_str(), variant.name.c_str(), grid.c_str(), de, df, dea, dw);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, TorchLammps, ::testing::Values("toy_mpnn_L2", "toy_mpnn_L4", "toy_mpnn_L2_ts"));
+
+}  // namespace

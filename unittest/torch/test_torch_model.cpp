@@ -1,0 +1,356 @@
+// The torch model kind on TorchScript graphs these tests write themselves (no Python): a
+// two-layer network that calls both halo ops, run on one rank whose halo rows are periodic
+// images. Forces and virial against finite differences of its energy, the energy of a crystal
+// against that of its 2x2x2 supercell (which only agree when the halo ops refresh the halo),
+// forces taken by the graph against forces taken in C++, the exchanges of a step, and each
+// error a user can meet, with the file it names and what to do.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <ATen/ATen.h>
+#include <torch/library.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#include "distspec/error.h"
+#include "distspec/spec/spec_json.h"
+#include "model_test_util.h"
+#include "models/model_file.h"
+#include "models/torch/halo_ops.h"
+#include "models/spec_binding.h"
+#include "torch_script.h"
+
+namespace distspec::test {
+namespace {
+
+namespace fs = std::filesystem;
+using models::Json;
+
+constexpr int kWidth = 6;
+constexpr double kCutoff = 4.5;
+constexpr double kSkin = 1.0;
+
+// The network's energy per row: an embedding refined by a scatter layer (messages summed into
+// receivers, then halo_scatter_correct_static) and a refresh layer (halo_forward_static before
+// the gather by sender), read out linearly, plus a repulsive pair term. fc is a smooth cutoff:
+// zero at 4.5 Angstrom.
+constexpr char kEnergies[] = R"JIT(
+def energies(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    sender = edge_index[0]
+    receiver = edge_index[1]
+    vec = positions.index_select(0, sender) - positions.index_select(0, receiver)
+    r = torch.sqrt((vec * vec).sum(-1))
+    fc = 0.5 * (torch.cos(r * 0.6981317007977318) + 1.0)
+    h = self.embedding.index_select(0, species)
+    m1 = torch.tanh(h.index_select(0, sender) @ self.w1) * fc.unsqueeze(1)
+    s1 = torch.zeros_like(h).index_add(0, receiver, m1)
+    s1 = nvalchemi.halo_scatter_correct_static(s1, send_index, recv_dest, recv_real, n_owned, 1)
+    h = h + torch.tanh(s1)
+    rows = nvalchemi.halo_forward_static(h, send_index, recv_dest, recv_real, n_owned, 1)
+    m2 = torch.tanh(rows.index_select(0, sender) @ self.w2) * (fc * torch.exp(-r)).unsqueeze(1)
+    s2 = torch.zeros_like(h).index_add(0, receiver, m2)
+    h = h + torch.tanh(s2)
+    pair = torch.zeros_like(h[:, 0]).index_add(0, receiver, 0.1 * fc * torch.exp(-2.0 * (r - 2.5)))
+    return (h @ self.readout).squeeze(1) + pair
+)JIT";
+
+// forward returns the atomic energies alone: forces are taken in C++.
+constexpr char kForwardEnergies[] = R"JIT(
+def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    return self.energies(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real)
+)JIT";
+
+// forward returns (atomic energies, forces), forces by TorchScript's own autograd.
+constexpr char kForwardWithForces[] = R"JIT(
+def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    x = positions.detach().requires_grad_(True)
+    e = self.energies(x, species, edge_index, n_owned, send_index, recv_dest, recv_real)
+    n = int(n_owned.item())
+    grads = torch.autograd.grad([e[:n].sum()], [x], allow_unused=True)
+    g = grads[0]
+    if g is None:
+        g = torch.zeros_like(x)
+    return e.detach(), -g
+)JIT";
+
+// A module of the network with fixed random weights and the given forward.
+torch::jit::Module network(const std::string& forward, const std::vector<std::string>& namespaces = {"nvalchemi"}) {
+  models::torch_kind::register_halo_ops();  // what the plugin does when it loads
+  at::manual_seed(2024);
+  torch::jit::Module m("ToyNetwork");
+  const auto options = at::dtype(at::kDouble);
+  m.register_attribute("embedding", c10::TensorType::get(), at::randn({2, kWidth}, options));
+  m.register_attribute("w1", c10::TensorType::get(), at::randn({kWidth, kWidth}, options) * 0.5);
+  m.register_attribute("w2", c10::TensorType::get(), at::randn({kWidth, kWidth}, options) * 0.5);
+  m.register_attribute("readout", c10::TensorType::get(), at::randn({kWidth, 1}, options));
+  const auto resolver = op_namespace_resolver(namespaces);
+  m.define(kEnergies, resolver);
+  m.define(forward, resolver);
+  return m;
+}
+
+// A folder of its own for each test's files.
+fs::path scratch() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir = fs::path(::testing::TempDir()) / "distspec_torch_model" /
+                       (std::string(info->test_suite_name()) + "." + info->name());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+Json parameters(const std::string& graph) {
+  return {{"graph", graph}, {"format", "torchscript"}, {"precision", "fp64"}, {"message_passing_layers", 2},
+          {"comm_width", kWidth}, {"contract", 1}};
+}
+
+// The model file of a graph, with nvalchemi's MPNN halo spec.
+fs::path write_model_file(const fs::path& dir, const Json& params, const std::string& name = "toy.json") {
+  const Json doc = {{"format", "distspec-model"}, {"format_version", 1}, {"architecture", "torch"},
+                    {"units", "metal"}, {"cutoff", kCutoff}, {"elements", {"Cu", "Ni"}},
+                    {"parameters", params}, {"spec", potentials("specs/mpnn_halo.json")}};
+  std::ofstream(dir / name) << doc.dump(1);
+  return dir / name;
+}
+
+models::ModelFile read(const fs::path& model_file) { return models::read_model_file(model_file.string()); }
+
+std::unique_ptr<models::Model> saved_model(const std::string& forward = kForwardEnergies) {
+  const fs::path dir = scratch();
+  network(forward).save((dir / "toy.pt").string());
+  return models::make_model(read(write_model_file(dir, parameters("toy.pt"))));
+}
+
+DistributionSpec halo_spec() { return read_mlip_spec_file(potentials("specs/mpnn_halo.json")).core; }
+
+// 32 atoms of fcc Cu/Ni (a = 3.6), jiggled.
+Crystal test_crystal() {
+  Crystal c = fcc(3.6, 2);
+  jiggle(c, 0.15, 5);
+  randomize_species(c, 2, 6);
+  return c;
+}
+
+// The crystal repeated n times along each cell vector.
+Crystal supercell(const Crystal& c, int n) {
+  Crystal s;
+  s.box.h = c.box.h;
+  for (auto& row : s.box.h)
+    for (double& v : row) v *= n;
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      for (int k = 0; k < n; ++k)
+        for (std::size_t i = 0; i < c.positions.size(); ++i) {
+          const Vec3 shift = c.box.image_shift({a, b, k});
+          s.positions.push_back({c.positions[i][0] + shift[0], c.positions[i][1] + shift[1],
+                                 c.positions[i][2] + shift[2]});
+          s.species.push_back(c.species[i]);
+        }
+  return s;
+}
+
+TEST(TorchModel, InfoComesFromTheModelFileAndTheGraph) {
+  const auto model = saved_model();
+  const models::ModelInfo& info = model->info();
+  EXPECT_EQ(info.architecture, "torch");
+  EXPECT_EQ(info.message_passing_layers, 2);
+  EXPECT_EQ(info.halo_feature_reads, 1);
+  EXPECT_EQ(info.comm_width, kWidth);
+  EXPECT_TRUE(info.forces_on_halo_rows);
+  EXPECT_EQ(info.ops, (std::vector<std::string>{"nvalchemi::halo_forward_static",
+                                                "nvalchemi::halo_scatter_correct_static"}));
+}
+
+TEST(TorchModel, ForcesAreMinusTheEnergyGradient) {
+  const auto model = saved_model();
+  const PeriodicGraph g(test_crystal(), kCutoff, kSkin);
+  const auto run = run_model(*model, g, halo_spec());
+  const std::vector<double> forces = fold(g, run.out.forces, 3);
+  double worst = 0.0, largest = 0.0;
+  for (std::size_t i : {0u, 5u, 17u, 30u})
+    for (int k = 0; k < 3; ++k) {
+      const double fd = fd_force(*model, g, halo_spec(), i, k, 1e-5);
+      EXPECT_NEAR(forces[3 * i + k], fd, 1e-7) << "atom " << i << " component " << k;
+      worst = std::max(worst, std::abs(forces[3 * i + k] - fd));
+      largest = std::max(largest, std::abs(fd));
+    }
+  EXPECT_GT(largest, 1e-2) << "the test needs forces to test";
+  std::printf("[   info   ] max |F - F_fd| = %.2e eV/A (max |F| = %.2f)\n", worst, largest);
+}
+
+TEST(TorchModel, VirialIsMinusTheStrainDerivative) {
+  const auto model = saved_model();
+  const PeriodicGraph g(test_crystal(), kCutoff, kSkin);
+  const auto run = run_model(*model, g, halo_spec());
+  const std::array<double, 6> fd = fd_virial(*model, g, halo_spec(), 1e-6);
+  for (int c = 0; c < 6; ++c) EXPECT_NEAR(run.out.virial[c], fd[c], 1e-6) << "component " << c;
+  expect_rows_add_up(g, run.out);
+}
+
+// Halo rows that were not refreshed would make atoms near the box faces differ from the same
+// atoms inside a supercell, where their neighbours are owned rows.
+TEST(TorchModel, EnergyIsExtensive) {
+  const auto model = saved_model();
+  const Crystal unit = test_crystal();
+  const double e1 = energy_of(*model, PeriodicGraph(unit, kCutoff, kSkin), halo_spec());
+  const double e8 = energy_of(*model, PeriodicGraph(supercell(unit, 2), kCutoff, kSkin), halo_spec());
+  EXPECT_NEAR(e8 / 8.0, e1, 1e-12 * std::abs(e1));
+  EXPECT_GT(std::abs(e1), 1e-3);
+}
+
+TEST(TorchModel, ForcesOfTheGraphEqualForcesTakenInCpp) {
+  const PeriodicGraph g(test_crystal(), kCutoff, kSkin);
+  const auto in_graph = run_model(*saved_model(kForwardWithForces), g, halo_spec());
+  const auto in_cpp = run_model(*saved_model(kForwardEnergies), g, halo_spec());
+  EXPECT_NEAR(in_graph.out.energy, in_cpp.out.energy, 1e-12 * std::abs(in_cpp.out.energy));
+  for (std::size_t i = 0; i < in_cpp.out.forces.size(); ++i)
+    ASSERT_NEAR(in_graph.out.forces[i], in_cpp.out.forces[i], 1e-12) << "row " << i / 3;
+}
+
+// Forward pass: scatter-correct (reverse + forward) and refresh (forward); backward: their
+// adjoints, reverse + forward and reverse.
+TEST(TorchModel, AStepExchangesWhatTheGraphSays) {
+  const auto model = saved_model();
+  const PeriodicGraph g(test_crystal(), kCutoff, kSkin);
+  const auto run = run_model(*model, g, halo_spec());
+  EXPECT_EQ(run.stats.forward, 3u);
+  EXPECT_EQ(run.stats.reverse, 3u);
+}
+
+// Edges beyond the cutoff (the neighbour list's skin) never reach the graph: a skin changes
+// nothing.
+TEST(TorchModel, TheSkinChangesNothing) {
+  const auto model = saved_model();
+  const double e_thin = energy_of(*model, PeriodicGraph(test_crystal(), kCutoff, 0.01), halo_spec());
+  const double e_thick = energy_of(*model, PeriodicGraph(test_crystal(), kCutoff, 2.0), halo_spec());
+  EXPECT_NEAR(e_thin, e_thick, 1e-12 * std::abs(e_thin));
+}
+
+// ---- errors ------------------------------------------------------------------------------------
+
+TEST(TorchModelErrors, AModelFileWithoutAGraph) {
+  const fs::path dir = scratch();
+  Json params = parameters("toy.pt");
+  params.erase("graph");
+  const fs::path file = write_model_file(dir, params);
+  const Error e = error_of([&] { models::make_model(read(file)); });
+  EXPECT_EQ(e.file(), file.string());
+  EXPECT_EQ(e.pointer(), "/parameters/graph");
+  EXPECT_EQ(e.message(), "the model file names no graph");
+  EXPECT_NE(e.hint().find("tools/distspec-export"), std::string::npos) << e.hint();
+}
+
+TEST(TorchModelErrors, AMissingGraphFile) {
+  const fs::path dir = scratch();
+  const fs::path file = write_model_file(dir, parameters("gone.pt"));
+  const Error e = error_of([&] { models::make_model(read(file)); });
+  EXPECT_EQ(e.file(), file.string());
+  EXPECT_EQ(e.id(), "model.io");
+  EXPECT_EQ(e.message(), "graph file " + (dir / "gone.pt").string() + " does not exist or is not a file");
+}
+
+TEST(TorchModelErrors, APackageOfAnotherTorch) {
+  const fs::path dir = scratch();
+  std::ofstream(dir / "toy.pt2") << "not a package";
+  Json params = parameters("toy.pt2");
+  params["format"] = "aoti";
+  params["torch_version"] = "2.9.1";
+  const fs::path file = write_model_file(dir, params);
+  const Error e = error_of([&] { models::make_model(read(file)); });
+  EXPECT_EQ(e.pointer(), "/parameters/torch_version");
+  EXPECT_EQ(e.message(), "graph " + (dir / "toy.pt2").string() + " was compiled by torch 2.9.1, this plugin links "
+                         "torch " TORCH_VERSION ", and an AOTInductor package runs only with the torch that compiled it");
+  EXPECT_EQ(e.hint(), "export the model again with torch " TORCH_VERSION
+                      " (the Python environment this DISTSPEC was built with), or as TorchScript (.pt)");
+  // Its version right but its bytes not a package: the loader's own complaint, with the advice.
+  params["torch_version"] = TORCH_VERSION;
+  const Error broken = error_of([&] { models::make_model(read(write_model_file(dir, params))); });
+  EXPECT_EQ(broken.pointer(), "/parameters/graph");
+  EXPECT_EQ(broken.message().find("graph " + (dir / "toy.pt2").string() + " is not an AOTInductor package"), 0u)
+      << broken.message();
+}
+
+TEST(TorchModelErrors, AGraphWhoseInputsAreNotTheContract) {
+  const fs::path dir = scratch();
+  torch::jit::Module m("Wrong");
+  m.define("def forward(self, positions, species):\n    return positions.sum(1)\n");
+  m.save((dir / "toy.pt").string());
+  const Error e = error_of([&] { models::make_model(read(write_model_file(dir, parameters("toy.pt")))); });
+  EXPECT_EQ(e.message(), "graph " + (dir / "toy.pt").string() +
+                             " has forward(2 inputs) -> Tensor; calling convention 1 passes 7 (positions [N,3], species "
+                             "[N] int64, edge_index [2,E] int64, n_owned [] int64, send_index [0] int64, recv_dest "
+                             "[n_halo] int64, recv_real [n_halo] bool) and expects (atomic_energies [N], forces [N,3]) "
+                             "or atomic_energies alone");
+}
+
+TEST(TorchModelErrors, AGraphWhoseOutputsAreNotTheContract) {
+  const fs::path dir = scratch();
+  torch::jit::Module m("Wrong");
+  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
+           "    return positions * 2.0\n");
+  m.save((dir / "toy.pt").string());
+  const fs::path file = write_model_file(dir, parameters("toy.pt"));
+  auto model = models::make_model(read(file));
+  const Error e = error_of([&] { run_model(*model, PeriodicGraph(test_crystal(), kCutoff, kSkin), halo_spec()); });
+  EXPECT_EQ(e.file(), file.string());
+  EXPECT_NE(e.message().find("returned atomic_energies Double ["), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("calling convention 1 expects (atomic_energies [N], forces [N,3]) in fp64"),
+            std::string::npos)
+      << e.message();
+}
+
+TEST(TorchModelErrors, AnOpNoKernelProvides) {
+  const fs::path dir = scratch();
+  {
+    // An op that exists while the graph is written, and is gone when it is loaded.
+    torch::Library lib(torch::Library::FRAGMENT, "distspec_test", std::nullopt, __FILE__, __LINE__);
+    lib.def("mystery(Tensor x) -> Tensor", [](const at::Tensor& x) { return x.clone(); });
+    torch::jit::Module m("Mystery");
+    m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
+             "    return distspec_test.mystery(positions).sum(1)\n",
+             op_namespace_resolver({"distspec_test"}));
+    m.save((dir / "toy.pt").string());
+  }
+  const fs::path file = write_model_file(dir, parameters("toy.pt"));
+  const Error e = error_of([&] { models::make_model(read(file)); });
+  EXPECT_EQ(e.file(), file.string());
+  EXPECT_EQ(e.message(), "graph " + (dir / "toy.pt").string() + " calls op 'distspec_test::mystery', which no loaded "
+                         "kernel provides");
+  EXPECT_EQ(e.hint().find("the ops this plugin provides are distspec::halo_forward_static, "), 0u) << e.hint();
+}
+
+TEST(TorchModelErrors, PrecisionAndDeviceTheGraphWasNotMadeFor) {
+  const fs::path dir = scratch();
+  network(kForwardEnergies).save((dir / "toy.pt").string());
+  const fs::path file = write_model_file(dir, parameters("toy.pt"));
+  models::ModelFile fp32 = read(file);
+  fp32.precision = "fp32";
+  const Error e = error_of([&] { models::make_model(fp32); });
+  EXPECT_EQ(e.pointer(), "/parameters/precision");
+  EXPECT_EQ(e.message(), "the graph was exported in fp64, but precision fp32 was requested");
+  const Error cuda = error_of([&] { models::make_model(read(file), Device::cuda); });
+  EXPECT_EQ(cuda.id(), "model.device");
+  EXPECT_EQ(cuda.message(), "TorchScript graphs run on the cpu here; this run asks for cuda");
+}
+
+// The binding rules see the graph's ops: a spec that adapts an op it never calls was written for
+// another model.
+TEST(TorchModelErrors, ASpecWrittenForAnotherModel) {
+  const auto model = saved_model();
+  models::ModelFile file;
+  file.path = "toy.json";
+  file.spec_source = "lj.json";
+  file.spec = read_mlip_spec_file(potentials("specs/lj_halo.json"));
+  const Error e = error_of([&] { models::check_adapted_ops(file.spec, model->info(), {"toy.json", "lj.json"}); });
+  EXPECT_EQ(e.file(), "lj.json");
+  EXPECT_NE(e.message().find("which model toy.json (torch) never calls (it calls: nvalchemi::halo_forward_static, "
+                             "nvalchemi::halo_scatter_correct_static)"),
+            std::string::npos)
+      << e.message();
+}
+
+}  // namespace
+}  // namespace distspec::test
