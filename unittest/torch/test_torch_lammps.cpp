@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <mpi.h>
 #include <nlohmann/json.hpp>
 
 #include "lammps_session.h"
@@ -151,5 +152,88 @@ TEST_P(TorchLammps, EqualsTheEagerModelOnTheWholeSystem)
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TorchLammps, ::testing::Values("toy_mpnn_L2", "toy_mpnn_L4", "toy_mpnn_L2_ts"));
+
+// A slab in a third of the box, split along x: on 2 ranks one rank owns no atom but holds periodic
+// images, on 4 one rank holds no row at all. The graph runs on every rank (its halo ops are
+// collectives), with zero edges, zero owned rows, zero rows.
+TEST_P(TorchLammps, RanksWithoutAtomsEqualOneRank)
+{
+  if (dt::world_size() == 1) GTEST_SKIP() << "needs more than one rank";
+  const std::string dir = fixtures_dir();
+  const Json manifest = read_json(dir + "/fixtures.json");
+  ASSERT_TRUE(manifest["models"].contains(GetParam())) << "fixtures.json has no model " << GetParam();
+  const std::string setup = R"(
+units metal
+atom_style atomic
+lattice fcc 3.565
+region box block 0 12 0 3 0 3
+region slab block 0 4 0 3 0 3
+create_box 2 box
+create_atoms 1 region slab
+mass 1 63.546
+mass 2 58.6934
+set type 1 type/fraction 2 0.5 2026
+displace_atoms all random 0.1 0.1 0.1 2027 units box
+neighbor 1.0 bin
+)";
+  const std::string pair = "pair_style distspec\npair_coeff * * " + dir + "/" +
+                           manifest["models"][GetParam()]["model_file"].get<std::string>() + " Cu Ni";
+  const dt::Observables one = dt::evaluate_on_one_rank(setup, pair);
+  const dt::Deviation d = dt::compare(dt::evaluate("processors * 1 1\n" + setup, pair), one);
+  EXPECT_LE(d.worst(), kTolerance) << dt::describe(d);
+}
+
+// What a user can get wrong, each reported by every rank at pair_coeff with the model file's
+// name and what to do: model files written from the L2 fixtures' with one thing changed.
+struct BadInput {
+  std::string name;
+  std::string model;       // the fixture whose model file is changed
+  Json parameters;         // merged into its "parameters" (null deletes a key)
+  std::string style_words; // on the pair_style line
+  std::string message;     // what the error must say
+};
+
+TEST(TorchLammpsErrors, BadInputStopsEveryRankWithItsMessage)
+{
+  const std::string dir = fixtures_dir();
+  const std::string scratch = "/tmp/distspec_torch_bad_input_" + std::to_string(dt::world_size());
+  const Json manifest = read_json(dir + "/fixtures.json");
+  const std::vector<BadInput> cases{
+      {"no_graph", "toy_mpnn_L2", {{"graph", nullptr}}, "", "/parameters/graph: the model file names no graph; a torch "
+       "model runs a graph exported by tools/distspec-export"},
+      {"missing_graph", "toy_mpnn_L2_ts", {{"graph", "gone.pt"}}, "", "gone.pt does not exist or is not a file"},
+      {"other_torch", "toy_mpnn_L2", {{"torch_version", "2.9.1"}}, "",
+       "was compiled by torch 2.9.1, this plugin links torch "},
+      {"other_contract", "toy_mpnn_L2_ts", {{"contract", 2}}, "",
+       "/parameters/contract: the graph uses calling convention 2, this build runs convention 1"},
+      {"precision", "toy_mpnn_L2_ts", Json::object(), "precision fp32",
+       "/parameters/precision: the graph was exported in fp64, but precision fp32 was requested; an exported graph "
+       "runs in the precision it was exported in"},
+      // The torch that made the fixtures is the one the plugin links.
+      {"not_a_package", "toy_mpnn_L2_ts", {{"format", "aoti"}, {"torch_version", manifest["torch_version"]}}, "",
+       "is not an AOTInductor package"},
+  };
+  for (const BadInput& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string file = scratch + "/" + c.name + ".json";
+    if (dt::world_rank() == 0) {
+      Json model = read_json(dir + "/" + manifest["models"][c.model]["model_file"].get<std::string>());
+      Json& params = model["parameters"];
+      params["graph"] = dir + "/" + params["graph"].get<std::string>();
+      params.merge_patch(c.parameters);
+      model["spec"] = dir + "/" + model["spec"].get<std::string>();
+      std::system(("mkdir -p " + scratch).c_str());
+      std::ofstream(file) << model.dump(1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    dt::LammpsSession lmp;
+    const std::string error = lmp.run_expecting_error(
+        "plugin load " + dt::plugin_path() + "\nunits metal\natom_style atomic\nread_data " + dir + "/" +
+        manifest["data"].get<std::string>() + "\npair_style distspec " + c.style_words + "\npair_coeff * * " + file +
+        " Cu Ni");
+    EXPECT_NE(error.find(file), std::string::npos) << error;
+    EXPECT_NE(error.find(c.message), std::string::npos) << error;
+  }
+}
 
 }  // namespace

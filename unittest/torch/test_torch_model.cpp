@@ -292,14 +292,27 @@ TEST(TorchModelErrors, AGraphWhoseOutputsAreNotTheContract) {
   m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
            "    return positions * 2.0\n");
   m.save((dir / "toy.pt").string());
+  // Reported when the model is loaded: a probe call on a small graph checks the outputs.
   const fs::path file = write_model_file(dir, parameters("toy.pt"));
-  auto model = models::make_model(read(file));
-  const Error e = error_of([&] { run_model(*model, PeriodicGraph(test_crystal(), kCutoff, kSkin), halo_spec()); });
+  const Error e = error_of([&] { models::make_model(read(file)); });
   EXPECT_EQ(e.file(), file.string());
-  EXPECT_NE(e.message().find("returned atomic_energies Double ["), std::string::npos) << e.message();
-  EXPECT_NE(e.message().find("calling convention 1 expects (atomic_energies [N], forces [N,3]) in fp64"),
-            std::string::npos)
-      << e.message();
+  EXPECT_EQ(e.message(), "graph " + (dir / "toy.pt").string() +
+                             " returned atomic_energies Double [5, 3] on cpu and forces (none) for N = "
+                             "5 rows (expected float64); calling convention 1 expects (atomic_energies [N], forces "
+                             "[N,3]) in fp64");
+}
+
+// A graph exported in fp64 whose model file claims fp32: its first call fails, at load.
+TEST(TorchModelErrors, AGraphThatRejectsItsInputs) {
+  const fs::path dir = scratch();
+  network(kForwardEnergies).save((dir / "toy.pt").string());
+  Json params = parameters("toy.pt");
+  params["precision"] = "fp32";
+  const fs::path file = write_model_file(dir, params);
+  const Error e = error_of([&] { models::make_model(read(file)); });
+  EXPECT_EQ(e.file(), file.string());
+  EXPECT_EQ(e.message().find("graph " + (dir / "toy.pt").string() + " failed: "), 0u) << e.message();
+  EXPECT_EQ(e.hint().find("check that the model file's precision and device match the graph"), 0u) << e.hint();
 }
 
 TEST(TorchModelErrors, AnOpNoKernelProvides) {

@@ -16,6 +16,7 @@
 #include <torch/version.h>
 
 #include "distspec/error.h"
+#include "distspec/halo/indexed_halo_exchange.h"
 #include "models/json_fields.h"
 #include "models/model_file.h"
 #include "models/torch/halo_ops.h"
@@ -206,6 +207,7 @@ class TorchModel final : public Model {
     else load_torchscript(ops);
     // A graph whose op list cannot be read may call any of them.
     info_.ops = ops_known_ ? std::vector<std::string>(ops.begin(), ops.end()) : halo_op_names();
+    probe();
   }
 
   const ModelInfo& info() const override { return info_; }
@@ -319,6 +321,31 @@ class TorchModel final : public Model {
 
   // The loader's error, unless it is about an op no kernel provides (`missing_op` finds its
   // name in the text): then that one, naming it.
+  // One call at load on a small graph of its own (three owned rows, two halo rows copying owned
+  // ones, one rank), so that a graph that does not follow the contract is reported when the
+  // model file is read, by every rank alike, rather than by some rank in the first step.
+  void probe() {
+    const std::vector<double> x{0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 2.0};
+    const std::vector<int> species(5, 0), receivers{0, 1, 2}, offsets{0, 4, 8, 12},
+        senders{1, 2, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4};
+    AtomGraph graph;
+    graph.n_owned = 3;
+    graph.n_halo = 2;
+    graph.positions = x.data();
+    graph.species = species.data();
+    graph.n_receivers = receivers.size();
+    graph.receivers = receivers.data();
+    graph.offsets = offsets.data();
+    graph.senders = senders.data();
+    DistributionSpec spec;
+    spec.policy = StoragePolicy("halo");
+    Dispatcher dispatch(spec, device_, {}, 1, HaloStrategy::per_layer, OpRegistry{});
+    IndexedHaloExchange halo(3, {0, 1});
+    dispatch.attach(halo);
+    ModelOutputs out;
+    compute(graph, dispatch, OutputRequest{}, out);
+  }
+
   Error load_error(const std::string& what, const std::exception& e, const std::regex& missing_op) const {
     std::smatch m;
     const std::string text = e.what();
@@ -432,7 +459,7 @@ class TorchModel final : public Model {
   void check_outputs(const at::Tensor& energies, const at::Tensor& forces, int64_t n_rows) const {
     const char* dtype = params_.precision == "fp64" ? "float64" : "float32";
     auto describe = [](const at::Tensor& t) {
-      if (!t.defined()) return std::string("nothing");
+      if (!t.defined()) return std::string("(none)");
       std::string shape;
       for (int64_t d = 0; d < t.dim(); ++d) shape += (d ? ", " : "") + std::to_string(t.size(d));
       return std::string(c10::toString(t.scalar_type())) + " [" + shape + "] on " + t.device().str();
