@@ -7,6 +7,7 @@ itself (its own spec, layer count, a description).
 - `plain`: a module whose forward already has that signature and calls nvalchemi's halo ops
   (`torch.ops.nvalchemi.halo_forward_static` before a gather of node rows,
   `torch.ops.nvalchemi.halo_scatter_correct_static` after a scatter into them).
+- `mace`: nvalchemi's `MACEWrapper` or a `mace.modules.MACE` model (mace.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import torch
 
 from .trace import INPUT_NAMES, ExportError
 
-KINDS = ("auto", "plain")
+KINDS = ("auto", "plain", "mace")
 
 
 @dataclasses.dataclass
@@ -60,12 +61,20 @@ def plain(module: Any, dtype: torch.dtype) -> Adapted:
 
 
 def detect(model: Any) -> str:
+    for cls in type(model).__mro__:
+        if cls.__module__.startswith(("nvalchemi.models.mace", "mace.modules")):
+            return "mace"
     return "plain"
 
 
-def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torch.dtype) -> Adapted:
+def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torch.dtype, example) -> Adapted:
+    """The model as an energy function of the contract's inputs (`example`: an example.Example)."""
     if kind not in KINDS:
         raise ExportError(f"model kind '{kind}' is not one of {list(KINDS)}")
     if kind == "auto":
         kind = detect(model)
+    if kind == "mace":
+        from . import mace  # noqa: PLC0415
+
+        return mace.adapt(model, elements, cutoff, dtype, example)
     return plain(model, dtype)

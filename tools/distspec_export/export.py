@@ -64,13 +64,15 @@ def _check_arguments(elements, cutoff, units, name, fmt, precision) -> list[str]
 
 
 def _spec_dict(spec: Any) -> dict[str, Any]:
-    """The spec as nvalchemi's own `MLIPSpec.to_dict()` gives it (read through nvalchemi)."""
+    """The spec as nvalchemi's own `MLIPSpec.to_dict()` gives it (read through nvalchemi).
+
+    A helper's `replacement` that nvalchemi's loader dropped (it does not import here) is kept
+    as the file had it.
+    """
     from nvalchemi.distributed.spec import MLIPSpec  # noqa: PLC0415
 
     if isinstance(spec, MLIPSpec):
         return spec.to_dict()
-    if isinstance(spec, dict):
-        return MLIPSpec.from_dict(spec).to_dict()
     if isinstance(spec, (str, Path)):
         path = Path(spec)
         try:
@@ -79,11 +81,20 @@ def _spec_dict(spec: Any) -> dict[str, Any]:
             raise ExportError(f"cannot read the spec file {path}: {e.strerror}") from e
         except json.JSONDecodeError as e:
             raise ExportError(f"the spec file {path} is not JSON: {e}") from e
-        try:
-            return MLIPSpec.from_dict(raw).to_dict()
-        except Exception as e:  # noqa: BLE001
-            raise ExportError(f"nvalchemi cannot read the spec file {path}: {type(e).__name__}: {e}") from e
-    raise ExportError(f"spec must be an nvalchemi MLIPSpec or the path of a saved one, got {type(spec).__name__}")
+        where = f"the spec file {path}"
+    elif isinstance(spec, dict):
+        raw, where = spec, "the spec"
+    else:
+        raise ExportError(f"spec must be an nvalchemi MLIPSpec or the path of a saved one, got {type(spec).__name__}")
+    try:
+        d = MLIPSpec.from_dict(raw).to_dict()
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"nvalchemi cannot read {where}: {type(e).__name__}: {e}") from e
+    raw_helpers = raw.get("core", {}).get("third_party_helpers", []) if isinstance(raw, dict) else []
+    for helper, raw_helper in zip(d["core"].get("third_party_helpers", []), raw_helpers):
+        if isinstance(raw_helper, dict) and helper.get("replacement") is None and raw_helper.get("replacement"):
+            helper["replacement"] = raw_helper["replacement"]
+    return d
 
 
 def write_spec(spec: Any, path: Path) -> dict[str, Any]:
@@ -91,6 +102,9 @@ def write_spec(spec: Any, path: Path) -> dict[str, Any]:
 
     The graph computes forces as `-d(owned energy)/dx` on every row; the host folds halo-row
     partials into their owners. The other compile fields are kept (defaults where absent).
+    The bytes are those of nvalchemi's `MLIPSpec.save()` (`json.dumps(to_dict(), indent=2)`),
+    written from the dict rather than from a reloaded spec, since nvalchemi's loader drops a
+    helper `replacement` that does not import here; nvalchemi checks the result all the same.
     """
     from nvalchemi.distributed.spec import MLIPSpec  # noqa: PLC0415
 
@@ -101,9 +115,12 @@ def write_spec(spec: Any, path: Path) -> dict[str, Any]:
         "force_strategy": "framework_from_node_energy",
         "stress_via_strain": old.get("stress_via_strain", False),
     }
-    out = MLIPSpec.from_dict(d)
-    out.save(path)
-    return out.to_dict()
+    try:
+        MLIPSpec.from_dict(d)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"nvalchemi rejects the spec with compile {d['compile']}: {type(e).__name__}: {e}") from e
+    path.write_text(json.dumps(d, indent=2))
+    return d
 
 
 def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str, out_dir: str | Path,
@@ -116,7 +133,7 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
 
     model: a module with the contract's forward (`forward(positions, species, edge_index,
         n_owned, send_index, recv_dest, recv_real) -> atomic_energies [N]`), or one of the
-        model kinds in adapters.py; it is cast to `precision` and put in
+        model kinds in adapters.py (nvalchemi's MACE); it is cast to `precision` and put in
         eval mode.
     spec: an nvalchemi `MLIPSpec`, or the path of a JSON file it saved; None takes the model
         kind's own spec where it has one.
@@ -132,15 +149,15 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     spec_file, model_file = out / f"{name}.spec.json", out / f"{name}.json"
     seconds: dict[str, float] = {}
 
-    adapted = adapters.adapt(model, kind, elements, float(cutoff), dtype)
+    t0 = time.perf_counter()
+    example = check.examples(len(elements), float(cutoff), dtype)[0]
+    adapted = adapters.adapt(model, kind, elements, float(cutoff), dtype, example)
     if spec is None:
         if adapted.spec is None:
             raise ExportError("no spec given and the model has none of its own: pass its MLIPSpec (a saved JSON file)")
         spec = adapted.spec
     spec_d = _spec_dict(spec)
 
-    t0 = time.perf_counter()
-    example = check.examples(len(elements), float(cutoff), dtype)[0]
     gm = trace.trace_forces(adapted.energy_fn, example.inputs)
     seconds["trace"] = time.perf_counter() - t0
     custom_ops = trace.check_graph_ops(gm)

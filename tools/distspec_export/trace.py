@@ -15,9 +15,10 @@ The pipeline (measured in ../shared/TORCH.md; plain `torch.export` of a function
 
 from __future__ import annotations
 
-import json
+import contextlib
+import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -81,6 +82,12 @@ def check_graph_ops(gm: torch.fx.GraphModule) -> list[str]:
             f"the force graph calls collective ops {c10d}, which a LAMMPS process cannot run: a "
             "halo op's backward was traced through nvalchemi's collective formula. Call the halo "
             "ops through torch.ops.nvalchemi.* so that the exporter's opaque backward applies")
+    if f"{ops.NAMESPACE}::per_system_reduce" in names:
+        raise ExportError(
+            "the force graph calls nvalchemi::per_system_reduce: a per-system sum over all ranks, whose "
+            "gradient needs a sum over all ranks as well, which contract 1 has no op for (traced here, its "
+            "backward would only index the local gradient, and forces across ranks would be wrong). Export "
+            "a model whose atomic energies depend on atoms within its receptive field only")
     unknown = [n for n in names if n not in ops.KNOWN_OPS]
     if unknown:
         raise ExportError(
@@ -118,12 +125,47 @@ def halo_sites(gm: torch.fx.GraphModule) -> dict[str, int]:
     return counts
 
 
+@contextlib.contextmanager
+def python_script_functions() -> Iterator[None]:
+    """Module-level `torch.jit.script` functions of non-torch modules run as Python inside.
+
+    TorchScript knows no symbolic sizes: a scripted helper (e3nn's spherical harmonics) called
+    under make_fx fixes every size it sees to the example's. Its Python original traces.
+    """
+    saved = []
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".")[0] in ("torch", "functorch"):
+            continue
+        try:
+            items = list(vars(module).items())
+        except TypeError:
+            continue
+        for attr, value in items:
+            if not isinstance(value, torch.jit.ScriptFunction):
+                continue
+            original = getattr(value, "_torchdynamo_inline", None)
+            if callable(original):
+                saved.append((module, attr, value))
+                setattr(module, attr, original)
+    try:
+        yield
+    finally:
+        for module, attr, value in saved:
+            setattr(module, attr, value)
+
+
+def trace_symbolic(fn: Callable[..., Any], example: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
+    """make_fx with symbolic sizes; model parameters become constants of the graph."""
+    with python_script_functions():
+        return make_fx(fn, tracing_mode="symbolic", _allow_non_fake_inputs=True)(*example)
+
+
 def trace_forces(energy_fn: EnergyFn, example: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
     """Step 1: the aten graph of (atomic_energies, forces), placeholders named by the contract."""
     fn = force_function(energy_fn)
     with ops.opaque_halo_backward():
         try:
-            gm = make_fx(fn, tracing_mode="symbolic", _allow_non_fake_inputs=True)(*example)
+            gm = trace_symbolic(fn, example)
         except Exception as e:  # noqa: BLE001
             raise ExportError(f"tracing energy + autograd.grad with make_fx failed: {type(e).__name__}: {e}\n"
                               "the model's forward must be traceable with symbolic shapes: no data-dependent "

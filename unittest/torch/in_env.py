@@ -1,30 +1,31 @@
-"""Run a torch test script in the bootstrap's Python environment (torch + nvalchemi-toolkit).
+"""Run a torch test script in one of the bootstrap's Python environments.
 
-ctest starts these scripts with the system python3 and `--python` set to the DISTSPEC_PYTHON
-it was configured with; the environment variable DISTSPEC_PYTHON at test time wins. Without
-such an environment a script reports itself skipped (exit 77), or failed when CI=true, as
-unittest/interop does.
+ctest starts these scripts with the system python3 and `--python` set to the interpreter it
+was configured with (DISTSPEC_PYTHON: torch + nvalchemi-toolkit; DISTSPEC_PYTHON_MACE: the same
+plus mace-torch); the environment variable at test time wins. Without such an environment a
+script reports itself skipped (exit 77), or failed when CI=true, as unittest/interop does.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
 SKIP = 77
 
 
-def _importable() -> bool:
-    try:
-        import nvalchemi  # noqa: F401, PLC0415
-        import torch  # noqa: F401, PLC0415
-    except ImportError:
-        return False
-    return True
+def _importable(modules: tuple[str, ...]) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
-def ensure(argv: list[str], what: str) -> list[str]:
-    """Return argv without `--python X`, having re-run this script in the environment if needed."""
+def ensure(argv: list[str], what: str, var: str = "DISTSPEC_PYTHON", need: tuple[str, ...] = ()) -> list[str]:
+    """Return argv without `--python X`, having re-run this script in the environment if needed.
+
+    The environment must import torch, nvalchemi and the modules in `need`; `var` names the
+    environment variable of its interpreter.
+    """
+    modules = ("torch", "nvalchemi", *need)
     python, rest, i = "", [], 0
     while i < len(argv):
         if argv[i] == "--python" and i + 1 < len(argv):
@@ -34,11 +35,11 @@ def ensure(argv: list[str], what: str) -> list[str]:
         else:
             rest.append(argv[i])
             i += 1
-    if _importable():
+    if _importable(modules):
         return rest
-    python = os.environ.get("DISTSPEC_PYTHON") or python
+    python = os.environ.get(var) or python
     if not python or not os.access(python, os.X_OK):
-        why = (f"no Python environment with torch and nvalchemi: DISTSPEC_PYTHON is "
+        why = (f"no Python environment with {', '.join(modules)}: {var} is "
                f"{'unset' if not python else repr(python) + ', not an executable'} "
                "(scripts/bootstrap.sh makes it and writes it into env.sh)")
         if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
@@ -47,7 +48,7 @@ def ensure(argv: list[str], what: str) -> list[str]:
         print(f"SKIPPED: {why}")
         sys.exit(SKIP)
     if os.environ.get("DISTSPEC_IN_ENV"):
-        print(f"FAIL: {python} cannot import torch and nvalchemi")
+        print(f"FAIL: {python} cannot import {', '.join(modules)}")
         sys.exit(1)
     os.environ["DISTSPEC_IN_ENV"] = "1"
     sys.stdout.flush()

@@ -9,13 +9,19 @@
 #   torch.export    test_export.py: the graph files, run back in Python with DISTSPEC's op
 #                   semantics, equal the eager references to 1e-10; distspec-export rejects bad
 #                   input.
+#   torch.fixtures_mace, torch.export_mace   the same for a 2-interaction MACE with random
+#                   weights (mace_L2.pt2, ref_mace_L2.json: MACE's own periodic evaluation), in
+#                   DISTSPEC_PYTHON_MACE's environment; ctest fixture torch_mace_fixtures.
 #
-# Both run in the bootstrap's Python environment (DISTSPEC_PYTHON; the environment variable at
-# test time wins over the cache variable). Without one they report themselves skipped (exit 77),
-# or fail when CI=true, as unittest/interop does.
+# They run in the bootstrap's Python environments (DISTSPEC_PYTHON, DISTSPEC_PYTHON_MACE; the
+# environment variables at test time win over the cache variables). Without one they report
+# themselves skipped (exit 77), or fail when CI=true, as unittest/interop does. Fixtures made
+# from the same sources and versions are kept (make_fixtures.py --force remakes them).
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 set(DISTSPEC_PYTHON "$ENV{DISTSPEC_PYTHON}" CACHE FILEPATH
     "Python of the environment with torch and nvalchemi-toolkit (scripts/bootstrap.sh)")
+set(DISTSPEC_PYTHON_MACE "$ENV{DISTSPEC_PYTHON_MACE}" CACHE FILEPATH
+    "Python of the environment with mace-torch layered on DISTSPEC_PYTHON's")
 set(DISTSPEC_TORCH_FIXTURES "${CMAKE_CURRENT_BINARY_DIR}/fixtures" CACHE PATH
     "where torch.fixtures writes the torch backend's test models and references")
 
@@ -26,7 +32,17 @@ add_test(NAME torch.fixtures
 add_test(NAME torch.export
   COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}"
           --python "${DISTSPEC_PYTHON}")
+add_test(NAME torch.fixtures_mace
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" --set mace
+          --python "${DISTSPEC_PYTHON_MACE}")
+add_test(NAME torch.export_mace
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}" --set mace
+          --python "${DISTSPEC_PYTHON_MACE}")
 set_tests_properties(torch.fixtures PROPERTIES FIXTURES_SETUP torch_fixtures)
 set_tests_properties(torch.export PROPERTIES FIXTURES_REQUIRED torch_fixtures)
-set_tests_properties(torch.fixtures torch.export PROPERTIES
+set_tests_properties(torch.fixtures_mace PROPERTIES FIXTURES_SETUP torch_mace_fixtures)
+set_tests_properties(torch.export_mace PROPERTIES FIXTURES_REQUIRED torch_mace_fixtures)
+# Both sets write the same data file into the folder: not at the same time.
+set_tests_properties(torch.fixtures torch.fixtures_mace PROPERTIES RESOURCE_LOCK torch_fixtures_dir)
+set_tests_properties(torch.fixtures torch.export torch.fixtures_mace torch.export_mace PROPERTIES
   LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 600)
