@@ -315,6 +315,22 @@ TEST(TorchModelErrors, AGraphThatRejectsItsInputs) {
   EXPECT_EQ(e.hint().find("check that the model file's precision and device match the graph"), 0u) << e.hint();
 }
 
+// The routing a graph hands an op is checked; the op's own message comes through TorchScript's
+// interpreter as the op raised it, with the model file.
+TEST(TorchModelErrors, AnOpsOwnErrorNamesTheModelFile) {
+  models::torch_kind::register_halo_ops();
+  const fs::path dir = scratch();
+  torch::jit::Module m("Misrouted");
+  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
+           "    return nvalchemi.halo_forward_static(positions, si, rd, rr, n_owned + 1, 1).sum(1)\n",
+           op_namespace_resolver());
+  m.save((dir / "toy.pt").string());
+  const fs::path file = write_model_file(dir, parameters("toy.pt"));
+  const Error e = error_of([&] { models::make_model(read(file)); });
+  EXPECT_EQ(std::string(e.what()), file.string() + ": nvalchemi::halo_forward_static: n_owned is 4, but this "
+                                   "step's rows are n_owned + n_halo = 3 + 2; pass the graph's n_owned input through");
+}
+
 TEST(TorchModelErrors, AnOpNoKernelProvides) {
   const fs::path dir = scratch();
   {

@@ -107,11 +107,13 @@ void check_routing(const std::string& op, const HaloExchange& halo, const at::Te
            "pass the graph's routing inputs through");
 }
 
-// A contiguous host copy of `in` viewed as rows x width, exchanged by `exchange` and returned on
-// in's device. Host exchanges take host rows: device tensors are staged through the host.
+// A contiguous copy of `in` viewed as rows x width, exchanged by `exchange` and returned on in's
+// device. Device tensors stay on the device where the exchange takes device rows, and are
+// staged through the host where it does not.
 template <class Exchange>
-at::Tensor exchanged_copy(const at::Tensor& in, Exchange&& exchange) {
-  at::Tensor rows = in.device().is_cpu() ? in.contiguous().clone() : in.to(at::kCPU).contiguous();
+at::Tensor exchanged_copy(const at::Tensor& in, const HaloExchange& halo, Exchange&& exchange) {
+  const bool in_place = in.device().is_cpu() || halo.accepts_device_rows();
+  at::Tensor rows = in_place ? in.contiguous().clone() : in.to(at::kCPU).contiguous();
   int64_t width = 1;
   for (int64_t d = 1; d < rows.dim(); ++d) width *= rows.size(d);
   const auto n = static_cast<std::size_t>(rows.size(0));
@@ -119,7 +121,7 @@ at::Tensor exchanged_copy(const at::Tensor& in, Exchange&& exchange) {
     exchange(Rows<double>{rows.data_ptr<double>(), n, static_cast<int>(width)});
   else
     exchange(Rows<float>{rows.data_ptr<float>(), n, static_cast<int>(width)});
-  return in.device().is_cpu() ? rows : rows.to(in.device());
+  return in_place ? rows : rows.to(in.device());
 }
 
 enum class Exchange { forward, scatter_correct, forward_adjoint };
@@ -134,7 +136,7 @@ at::Tensor exchange_kernel(const at::Tensor& in, const at::Tensor& send_index, c
     Dispatcher& dispatch = ActiveAccess::dispatcher(op);
     check_routing(op, dispatch.halo(), in, kind == Exchange::forward_adjoint ? "grad_out" : "padded_in", send_index,
                   recv_dest, recv_real, n_owned);
-    return exchanged_copy(in, [&](auto rows) {
+    return exchanged_copy(in, dispatch.halo(), [&](auto rows) {
       if constexpr (kind == Exchange::forward) dispatch.before_gather(rows);
       if constexpr (kind == Exchange::scatter_correct) dispatch.after_scatter(rows);
       if constexpr (kind == Exchange::forward_adjoint) dispatch.before_gather_adjoint(rows);
@@ -305,8 +307,8 @@ constexpr const char* kSchemas[] = {
     "halo_keepalive(Tensor x, Tensor si, Tensor rd, Tensor rr, Tensor no) -> Tensor",
 };
 
-// Kernels for every backend (CompositeExplicitAutograd: host tensors directly, device tensors
-// staged through the host) and an autograd kernel above them.
+// Kernels for every backend (CompositeExplicitAutograd: they exchange host rows, or device rows
+// where the host's exchange takes them) and an autograd kernel above them.
 template <int NS>
 void define_ops(torch::Library& lib) {
   using c10::DispatchKey;

@@ -226,11 +226,8 @@ class TorchModel final : public Model {
       ActiveDispatcher active(dispatch);
       try {
         std::tie(energies, forces) = run(inputs, n_owned);
-      } catch (const Error&) {
-        throw;
-      } catch (const std::exception& e) {
-        if (active.kernel_error()) std::rethrow_exception(active.kernel_error());
-        throw run_error(e);
+      } catch (const std::exception&) {
+        throw graph_error(std::current_exception(), active);
       }
     }
     check_outputs(energies, forces, n_rows);
@@ -355,6 +352,19 @@ class TorchModel final : public Model {
                      ? "an AOTInductor package runs only with the torch that compiled it (this plugin links torch " TORCH_VERSION
                        "); export the model again with it"
                      : std::string(kExportHint));
+  }
+
+  // What a failed graph call reports, naming the model file: an op's own error (the routing, the
+  // exchange's width) as the op raised it, whatever the graph's runtime made of it; else the
+  // runtime's.
+  Error graph_error(std::exception_ptr failure, const ActiveDispatcher& active) const {
+    try {
+      std::rethrow_exception(active.kernel_error() ? active.kernel_error() : failure);
+    } catch (const Error& e) {
+      return e.file().empty() ? e.with_file(model_path_) : e;
+    } catch (const std::exception& e) {
+      return run_error(e);
+    }
   }
 
   // A failed run: an AOTInductor package's own check of its inputs names one by number
