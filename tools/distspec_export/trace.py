@@ -8,7 +8,7 @@ The pipeline (measured in ../shared/TORCH.md; plain `torch.export` of a function
    graph whose outputs are `(atomic_energies, forces)` and whose only custom ops are the halo
    ops of doc/torch_models.md;
 2. `torch.export.export(strict=False, prefer_deferred_runtime_asserts_over_guards=True)` with
-   dynamic row, edge and halo counts;
+   dynamic row, edge and halo counts, each in [0, inf) (`size_oblivious()` through steps 1-3);
 3. `torch._inductor.aoti_compile_and_package` (`.pt2`), or `torch.jit.script` of the graph of
    step 1 (`.pt`).
 """
@@ -154,9 +154,22 @@ def python_script_functions() -> Iterator[None]:
             setattr(module, attr, value)
 
 
+def size_oblivious():
+    """Sizes in [0, inf) from tracing to compilation.
+
+    By default symbolic sizes are taken to be >= 2 (0 and 1 are specialised away), and
+    AOTInductor then rejects a size below 2 when it checks its inputs
+    (AOTI_RUNTIME_CHECK_INPUTS=1): an empty `send_index`, an empty rank. torch's
+    `backed_size_oblivious` (experimental, for export) traces without that assumption.
+    """
+    import torch.fx.experimental._config as fx_config  # noqa: PLC0415
+
+    return fx_config.patch(backed_size_oblivious=True)
+
+
 def trace_symbolic(fn: Callable[..., Any], example: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
     """make_fx with symbolic sizes; model parameters become constants of the graph."""
-    with python_script_functions():
+    with python_script_functions(), size_oblivious():
         return make_fx(fn, tracing_mode="symbolic", _allow_non_fake_inputs=True)(*example)
 
 
@@ -194,8 +207,9 @@ def dynamic_shapes() -> tuple[Any, ...]:
 def export_program(gm: torch.fx.GraphModule, example: Sequence[torch.Tensor]) -> torch.export.ExportedProgram:
     """Step 2: an ExportedProgram with dynamic row, edge and halo counts (each may be 0)."""
     try:
-        return torch.export.export(gm, tuple(example), dynamic_shapes=dynamic_shapes(), strict=False,
-                                   prefer_deferred_runtime_asserts_over_guards=True)
+        with size_oblivious():
+            return torch.export.export(gm, tuple(example), dynamic_shapes=dynamic_shapes(), strict=False,
+                                       prefer_deferred_runtime_asserts_over_guards=True)
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"torch.export of the force graph failed: {type(e).__name__}: {e}\n"
                           "the row count (positions, species), edge count and halo count must stay free: "
@@ -214,12 +228,16 @@ QUICK_COMPILE = {
 def compile_aoti(ep: torch.export.ExportedProgram, path: str, metadata: dict[str, str],
                  quick: bool = False) -> float:
     """Step 3a: the `.pt2` package, with `metadata` in it. Returns the seconds it took."""
-    configs: dict[str, Any] = {"aot_inductor.metadata": dict(metadata)}
+    # No lower-bound checks of the dynamic sizes: inductor derives bound 2 from guards like
+    # "E != 1" that a model's ops add (aten's tensordot in e3nn), although the graph runs on 0,
+    # 1 and 2 rows; the exporter's check runs it on such ranks (check.small_ranks()).
+    configs: dict[str, Any] = {"aot_inductor.metadata": dict(metadata), "aot_inductor.check_lowerbound": False}
     if quick:
         configs.update(QUICK_COMPILE)
     t0 = time.perf_counter()
     try:
-        torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=configs)
+        with size_oblivious():
+            torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=configs)
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"AOTInductor compilation failed: {type(e).__name__}: {e}") from e
     return time.perf_counter() - t0
@@ -256,10 +274,29 @@ def save_torchscript(gm: torch.fx.GraphModule, path: str, metadata: dict[str, st
 
 
 def load_graph(path: str, fmt: str) -> Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]:
-    """Load an exported graph in Python; call it with the contract inputs as a list."""
+    """Load an exported graph in Python; call it with the contract inputs as a list.
+
+    A `.pt2` checks its inputs (dtypes, fixed sizes, bounds of the dynamic ones) at every call,
+    as AOTInductor does with AOTI_RUNTIME_CHECK_INPUTS=1.
+    """
     if fmt == "aoti":
+        import os  # noqa: PLC0415
+
         runner = torch._inductor.aoti_load_package(path)
-        return lambda inputs: runner(*inputs)
+
+        def run(inputs):
+            # The package reads the variable once, at its first call.
+            saved = os.environ.get("AOTI_RUNTIME_CHECK_INPUTS")
+            os.environ["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
+            try:
+                return runner(*inputs)
+            finally:
+                if saved is None:
+                    del os.environ["AOTI_RUNTIME_CHECK_INPUTS"]
+                else:
+                    os.environ["AOTI_RUNTIME_CHECK_INPUTS"] = saved
+
+        return run
     import warnings  # noqa: PLC0415
 
     with warnings.catch_warnings():
