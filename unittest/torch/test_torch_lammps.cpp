@@ -39,6 +39,14 @@ Json read_json(const std::string& path)
   return Json::parse(in);
 }
 
+// " Cu Ni": the element of each LAMMPS type of the fixtures' data file, for pair_coeff.
+std::string elements_of(const Json& manifest)
+{
+  std::string words;
+  for (const auto& e : manifest["elements"]) words += " " + e.get<std::string>();
+  return words;
+}
+
 // What LAMMPS computes for one deck, per-atom arrays by atom tag.
 struct Result {
   double energy = 0.0;
@@ -116,17 +124,34 @@ std::vector<Variant> variants()
   return list;
 }
 
-class TorchLammps : public ::testing::TestWithParam<std::string> {};
+// A model of one of make_fixtures.py's sets: the toy MPNN (fixtures.json, ctest fixture
+// torch_fixtures) or nvalchemi's MACE (fixtures_mace.json, torch_mace_fixtures).
+struct Fixture {
+  std::string manifest;
+  std::string model;
+};
+
+void PrintTo(const Fixture& f, std::ostream* os) { *os << f.model; }
+
+class TorchLammps : public ::testing::TestWithParam<Fixture> {
+ protected:
+  // The set's manifest, and the model's entry in it.
+  Json manifest() const
+  {
+    Json m = read_json(fixtures_dir() + "/" + GetParam().manifest);
+    if (!m["models"].contains(GetParam().model))
+      throw std::runtime_error(GetParam().manifest + " has no model " + GetParam().model);
+    return m;
+  }
+};
 
 TEST_P(TorchLammps, EqualsTheEagerModelOnTheWholeSystem)
 {
   const std::string dir = fixtures_dir();
-  const Json manifest = read_json(dir + "/fixtures.json");
-  ASSERT_TRUE(manifest["models"].contains(GetParam())) << "fixtures.json has no model " << GetParam();
-  const Json& entry = manifest["models"][GetParam()];
+  const Json manifest = this->manifest();
+  const Json& entry = manifest["models"][GetParam().model];
   const Result ref = reference_of(read_json(dir + "/" + entry["reference"].get<std::string>()));
-  std::string elements;
-  for (const auto& e : manifest["elements"]) elements += " " + e.get<std::string>();
+  const std::string elements = elements_of(manifest);
 
   for (const Variant& variant : variants())
     for (const std::string& grid : dt::processor_grids()) {
@@ -147,11 +172,16 @@ TEST_P(TorchLammps, EqualsTheEagerModelOnTheWholeSystem)
       EXPECT_LE(dw, kTolerance);
       if (dt::world_rank() == 0)
         std::printf("[   info   ] %s %s, processors %s: energy %.1e, forces %.1e, per-atom energy %.1e, virial %.1e\n",
-                    GetParam().c_str(), variant.name.c_str(), grid.c_str(), de, df, dea, dw);
+                    GetParam().model.c_str(), variant.name.c_str(), grid.c_str(), de, df, dea, dw);
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, TorchLammps, ::testing::Values("toy_mpnn_L2", "toy_mpnn_L4", "toy_mpnn_L2_ts"));
+INSTANTIATE_TEST_SUITE_P(Toy, TorchLammps,
+                         ::testing::Values(Fixture{"fixtures.json", "toy_mpnn_L2"}, Fixture{"fixtures.json", "toy_mpnn_L4"},
+                                           Fixture{"fixtures.json", "toy_mpnn_L2_ts"}),
+                         [](const auto& info) { return info.param.model; });
+INSTANTIATE_TEST_SUITE_P(Mace, TorchLammps, ::testing::Values(Fixture{"fixtures_mace.json", "mace_L2"}),
+                         [](const auto& info) { return info.param.model; });
 
 // A slab in a third of the box, split along x: on 2 ranks one rank owns no atom but holds periodic
 // images, on 4 one rank holds no row at all. The graph runs on every rank (its halo ops are
@@ -160,8 +190,7 @@ TEST_P(TorchLammps, RanksWithoutAtomsEqualOneRank)
 {
   if (dt::world_size() == 1) GTEST_SKIP() << "needs more than one rank";
   const std::string dir = fixtures_dir();
-  const Json manifest = read_json(dir + "/fixtures.json");
-  ASSERT_TRUE(manifest["models"].contains(GetParam())) << "fixtures.json has no model " << GetParam();
+  const Json manifest = this->manifest();
   const std::string setup = R"(
 units metal
 atom_style atomic
@@ -177,7 +206,8 @@ displace_atoms all random 0.1 0.1 0.1 2027 units box
 neighbor 1.0 bin
 )";
   const std::string pair = "pair_style distspec\npair_coeff * * " + dir + "/" +
-                           manifest["models"][GetParam()]["model_file"].get<std::string>() + " Cu Ni";
+                           manifest["models"][GetParam().model]["model_file"].get<std::string>() +
+                           elements_of(manifest);
   const dt::Observables one = dt::evaluate_on_one_rank(setup, pair);
   const dt::Deviation d = dt::compare(dt::evaluate("processors * 1 1\n" + setup, pair), one);
   EXPECT_LE(d.worst(), kTolerance) << dt::describe(d);
@@ -209,9 +239,13 @@ TEST(TorchLammpsErrors, BadInputStopsEveryRankWithItsMessage)
       {"precision", "toy_mpnn_L2_ts", Json::object(), "precision fp32",
        "/parameters/precision: the graph was exported in fp64, but precision fp32 was requested; an exported graph "
        "runs in the precision it was exported in"},
-      // The torch that made the fixtures is the one the plugin links.
-      {"not_a_package", "toy_mpnn_L2_ts", {{"format", "aoti"}, {"torch_version", manifest["torch_version"]}}, "",
-       "is not an AOTInductor package"},
+      // A TorchScript file called a package of the right torch (the one the .pt2 fixture names).
+      {"not_a_package", "toy_mpnn_L2_ts",
+       {{"format", "aoti"},
+        {"torch_version",
+         read_json(dir + "/" + manifest["models"]["toy_mpnn_L2"]["model_file"].get<std::string>())["parameters"]
+                  ["torch_version"]}},
+       "", "is not an AOTInductor package"},
   };
   for (const BadInput& c : cases) {
     SCOPED_TRACE(c.name);

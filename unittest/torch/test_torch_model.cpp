@@ -18,6 +18,7 @@
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
 #include "model_test_util.h"
+#include "recording_halo.h"
 #include "models/model_file.h"
 #include "models/torch/halo_ops.h"
 #include "models/spec_binding.h"
@@ -218,6 +219,32 @@ TEST(TorchModel, AStepExchangesWhatTheGraphSays) {
   const auto run = run_model(*model, g, halo_spec());
   EXPECT_EQ(run.stats.forward, 3u);
   EXPECT_EQ(run.stats.reverse, 3u);
+}
+
+// A rank that owns no atom does not run the graph but joins each of its collectives, in the
+// order a rank with atoms makes them (those the probe at load recorded).
+TEST(TorchModel, ARankWithoutAtomsJoinsTheCollectives) {
+  const auto model = saved_model();
+  const PeriodicGraph g(test_crystal(), kCutoff, kSkin);
+  RecordingHalo with_atoms(g.n_owned(), [&] {
+    std::vector<std::size_t> owners;
+    for (std::size_t h = g.n_owned(); h < g.n_rows(); ++h) owners.push_back(g.owner(h));
+    return owners;
+  }(), 1);
+  models::register_builtin_ops();
+  Dispatcher dispatch(halo_spec(), Device::cpu, model->info().ops, 1);
+  dispatch.attach(with_atoms);
+  models::ModelOutputs out;
+  model->compute(g.graph(), dispatch, {true, true, true}, out);
+
+  RecordingHalo empty(0, {}, 1);
+  dispatch.attach(empty);
+  models::AtomGraph nothing;
+  model->compute(nothing, dispatch, {true, true, true}, out);
+  EXPECT_EQ(empty.log, with_atoms.log);
+  EXPECT_EQ(empty.log, (std::vector<std::string>{"reverse", "forward", "forward", "reverse", "reverse", "forward"}));
+  EXPECT_EQ(out.energy, 0.0);
+  EXPECT_TRUE(out.forces.empty());
 }
 
 // Edges beyond the cutoff (the neighbour list's skin) never reach the graph: a skin changes

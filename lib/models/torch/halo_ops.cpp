@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -55,6 +56,9 @@ struct ActiveAccess {
   // The first error of the scope wins: a graph runtime may rethrow it as something vaguer.
   static void record(std::exception_ptr e) {
     if (ActiveDispatcher* active = g_active.load(); active && !active->kernel_error_) active->kernel_error_ = e;
+  }
+  static void record(const HaloCall& call) {
+    if (ActiveDispatcher* active = g_active.load(); active && active->calls_) active->calls_->push_back(call);
   }
 };
 
@@ -110,8 +114,8 @@ void check_routing(const std::string& op, const HaloExchange& halo, const at::Te
 // A contiguous copy of `in` viewed as rows x width, exchanged by `exchange` and returned on in's
 // device. Device tensors stay on the device where the exchange takes device rows, and are
 // staged through the host where it does not.
-template <class Exchange>
-at::Tensor exchanged_copy(const at::Tensor& in, const HaloExchange& halo, Exchange&& exchange) {
+template <class Exchanger>
+at::Tensor exchanged_copy(const at::Tensor& in, const HaloExchange& halo, Exchanger&& exchange) {
   const bool in_place = in.device().is_cpu() || halo.accepts_device_rows();
   at::Tensor rows = in_place ? in.contiguous().clone() : in.to(at::kCPU).contiguous();
   int64_t width = 1;
@@ -124,9 +128,17 @@ at::Tensor exchanged_copy(const at::Tensor& in, const HaloExchange& halo, Exchan
   return in_place ? rows : rows.to(in.device());
 }
 
-enum class Exchange { forward, scatter_correct, forward_adjoint };
+using Exchange = HaloCall::Kind;
 constexpr const char* kExchangeOps[] = {"halo_forward_static", "halo_scatter_correct_static",
                                         "halo_forward_static_backward"};
+
+// The dispatcher's primitive of each exchange op.
+template <Exchange kind, class T>
+void exchange(Dispatcher& dispatch, Rows<T> rows) {
+  if constexpr (kind == Exchange::forward) dispatch.before_gather(rows);
+  if constexpr (kind == Exchange::scatter_correct) dispatch.after_scatter(rows);
+  if constexpr (kind == Exchange::forward_adjoint) dispatch.before_gather_adjoint(rows);
+}
 
 template <int NS, Exchange kind>
 at::Tensor exchange_kernel(const at::Tensor& in, const at::Tensor& send_index, const at::Tensor& recv_dest,
@@ -137,9 +149,8 @@ at::Tensor exchange_kernel(const at::Tensor& in, const at::Tensor& send_index, c
     check_routing(op, dispatch.halo(), in, kind == Exchange::forward_adjoint ? "grad_out" : "padded_in", send_index,
                   recv_dest, recv_real, n_owned);
     return exchanged_copy(in, dispatch.halo(), [&](auto rows) {
-      if constexpr (kind == Exchange::forward) dispatch.before_gather(rows);
-      if constexpr (kind == Exchange::scatter_correct) dispatch.after_scatter(rows);
-      if constexpr (kind == Exchange::forward_adjoint) dispatch.before_gather_adjoint(rows);
+      exchange<kind>(dispatch, rows);
+      ActiveAccess::record(HaloCall{kind, rows.width, std::is_same_v<decltype(rows), Rows<float>>});
     });
   });
 }
@@ -187,6 +198,7 @@ at::Tensor per_system_reduce_kernel(const at::Tensor& local_vals, const at::Tens
       for (int64_t c = 0; c < width; ++c) a[s[i] * width + c] += v[i * width + c];
     }
     dispatch.all_reduce_sum(a, static_cast<std::size_t>(acc.numel()));
+    ActiveAccess::record(HaloCall{Exchange::all_reduce, static_cast<int>(acc.numel()), false});
     return acc.reshape(shape).to(local_vals.device(), local_vals.scalar_type());
   });
 }
@@ -201,6 +213,7 @@ at::Tensor per_system_reduce_adjoint(const at::Tensor& grad_out, const at::Tenso
     Dispatcher& dispatch = ActiveAccess::dispatcher(op);
     at::Tensor grad = grad_out.to(at::kCPU, at::kDouble).contiguous().clone();
     dispatch.all_reduce_sum(grad.data_ptr<double>(), static_cast<std::size_t>(grad.numel()));
+    ActiveAccess::record(HaloCall{Exchange::all_reduce, static_cast<int>(grad.numel()), false});
     const int64_t rows = std::min<int64_t>(n_rows, static_cast<int64_t>(dispatch.halo().n_owned()));
     std::vector<int64_t> shape = grad_out.sizes().vec();
     shape[0] = n_rows;
@@ -335,6 +348,27 @@ void define_ops(torch::Library& lib) {
 }
 
 }  // namespace
+
+void replay_without_rows(Dispatcher& dispatch, const std::vector<HaloCall>& calls) {
+  const std::size_t n_rows = dispatch.halo().n_rows();
+  std::vector<double> values;
+  std::vector<float> values32;
+  for (const HaloCall& call : calls) {
+    const std::size_t n = call.kind == Exchange::all_reduce ? call.width : n_rows * call.width;
+    values.assign(n, 0.0);
+    values32.assign(call.fp32 ? n : 0, 0.0f);
+    auto run = [&](auto rows) {
+      switch (call.kind) {
+        case Exchange::forward: exchange<Exchange::forward>(dispatch, rows); break;
+        case Exchange::scatter_correct: exchange<Exchange::scatter_correct>(dispatch, rows); break;
+        case Exchange::forward_adjoint: exchange<Exchange::forward_adjoint>(dispatch, rows); break;
+        case Exchange::all_reduce: dispatch.all_reduce_sum(values.data(), n); break;
+      }
+    };
+    if (call.fp32 && call.kind != Exchange::all_reduce) run(Rows<float>{values32.data(), n_rows, call.width});
+    else run(Rows<double>{values.data(), n_rows, call.width});
+  }
+}
 
 void register_halo_ops() {
   // What TORCH_LIBRARY does, at a moment of our choosing: a static registrar in a static

@@ -43,6 +43,20 @@ void register_halo_ops();
 // The qualnames register_halo_ops() provides, sorted.
 const std::vector<std::string>& halo_op_names();
 
+// One collective a halo op made through the dispatcher: enough to make it again with nothing
+// in it (replay_without_rows).
+struct HaloCall {
+  enum class Kind : unsigned char { forward, scatter_correct, forward_adjoint, all_reduce };
+  Kind kind = Kind::forward;
+  int width = 0;      // values per row, or values all-reduced
+  bool fp32 = false;  // rows of float32 (else float64)
+};
+
+// Makes `calls` again, in order, on zero rows [0 owned | n_halo]: what a rank that owns no atom
+// contributes to the collectives of a graph it need not run (its energy and forces are zero),
+// so that every rank joins each of them.
+void replay_without_rows(Dispatcher& dispatch, const std::vector<HaloCall>& calls);
+
 // While one is alive, the ops exchange through `dispatch` (its attached halo exchange) and
 // record the first error a kernel raised, which a graph runtime may otherwise reduce to
 // "the call failed". Scopes nest: the previous one is restored at the end.
@@ -55,12 +69,15 @@ class ActiveDispatcher {
 
   // The first error an op raised in this scope, or null when none did.
   std::exception_ptr kernel_error() const { return kernel_error_; }
+  // Appends each collective the ops make in this scope to `calls` (nullptr: records nothing).
+  void record(std::vector<HaloCall>* calls) { calls_ = calls; }
 
  private:
   friend struct ActiveAccess;
   Dispatcher* dispatch_;
   ActiveDispatcher* previous_;
   std::exception_ptr kernel_error_;
+  std::vector<HaloCall>* calls_ = nullptr;
 };
 
 }  // namespace distspec::models::torch_kind

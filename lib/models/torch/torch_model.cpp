@@ -218,12 +218,20 @@ class TorchModel final : public Model {
     if (graph.n_rows() > 0 && (!graph.positions || !graph.species))
       throw Error(model_error_id::value, "", "a torch model needs positions and species on every row",
                   "the spec's core.shard_fields must promote positions and atomic_numbers", model_path_);
+    // A rank that owns no atom has no edges, no energy and no forces; it only joins the graph's
+    // collectives, as the probe recorded them (an exported graph need not take zero rows).
+    if (graph.n_owned == 0) {
+      out.reset(graph.n_rows(), request);
+      replay_without_rows(dispatch, probe_calls_);
+      return;
+    }
     const auto n_rows = static_cast<int64_t>(graph.n_rows());
     const auto n_owned = static_cast<int64_t>(graph.n_owned);
     std::vector<at::Tensor> inputs = make_inputs(graph);
     at::Tensor energies, forces;
     {
       ActiveDispatcher active(dispatch);
+      active.record(recording_ ? &probe_calls_ : nullptr);
       try {
         std::tie(energies, forces) = run(inputs, n_owned);
       } catch (const std::exception&) {
@@ -320,7 +328,8 @@ class TorchModel final : public Model {
   // name in the text): then that one, naming it.
   // One call at load on a small graph of its own (three owned rows, two halo rows copying owned
   // ones, one rank), so that a graph that does not follow the contract is reported when the
-  // model file is read, by every rank alike, rather than by some rank in the first step.
+  // model file is read, by every rank alike, rather than by some rank in the first step. It
+  // records the collectives a call makes: a traced graph makes the same ones at every call.
   void probe() {
     const std::vector<double> x{0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 2.0};
     const std::vector<int> species(5, 0), receivers{0, 1, 2}, offsets{0, 4, 8, 12},
@@ -340,7 +349,9 @@ class TorchModel final : public Model {
     IndexedHaloExchange halo(3, {0, 1});
     dispatch.attach(halo);
     ModelOutputs out;
+    recording_ = true;
     compute(graph, dispatch, OutputRequest{}, out);
+    recording_ = false;
   }
 
   Error load_error(const std::string& what, const std::exception& e, const std::regex& missing_op) const {
@@ -520,6 +531,8 @@ class TorchModel final : public Model {
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> aoti_;
   std::optional<torch::jit::Module> script_;
   bool energies_only_ = false;  // a TorchScript module returning atomic energies alone
+  std::vector<HaloCall> probe_calls_;  // the collectives of one call, in order
+  bool recording_ = false;
   std::vector<int64_t> senders_, receivers_;
 };
 
