@@ -98,5 +98,8 @@ def check_graph(path: str, fmt: str, energy_fn, n_species: int, cutoff: float, d
         raise ExportError(f"{path} differs from the eager model: {worst} (tolerance {tolerance:g}); "
                           "the export is wrong, please report it with the model")
     # A rank may own nothing at all (LAMMPS' empty subdomains), or a lone atom.
-    worst["small_ranks_ok"] = not small_ranks_fail(run, dtype, energy_fn, cutoff)
+    why = small_ranks_fail(run, dtype, energy_fn, cutoff)
+    worst["small_ranks_ok"] = not why
+    if why:
+        worst["small_ranks_failure"] = why.splitlines()[0]
     return worst
