@@ -142,6 +142,6 @@ def main(argv: list[str] | None = None) -> int:
               f"forces {d['forces']:.1e} (relative); ranks of 0, 1 and 2 rows "
               f"{'run' if d['small_ranks_ok'] else 'FAIL: ' + d.get('small_ranks_failure', '')}")
         if not d["small_ranks_ok"]:
-            print("  warning: under LAMMPS every rank calls the graph, also one that owns no atom; "
-                  "a graph that fails there stops such runs (--format aoti may not)")
+            print("  note: the plugin does not run the graph on a rank that owns no atom; a graph that fails "
+                  "on one or two rows stops runs where a rank holds only that (--format aoti may not fail)")
     return 0
