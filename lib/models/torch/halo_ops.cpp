@@ -94,8 +94,7 @@ void check_routing(const std::string& op, const HaloExchange& halo, const at::Te
   if (rows.dim() < 1 || rows.size(0) != n_all)
     fail(op, std::string(rows_name) + " has shape " + shape_of(rows) + ", but " + step,
          "per-node inputs span owned and halo rows (positions' first dimension)");
-  if (!at::isFloatingType(rows.scalar_type()) ||
-      (rows.scalar_type() != at::kFloat && rows.scalar_type() != at::kDouble))
+  if (rows.scalar_type() != at::kFloat && rows.scalar_type() != at::kDouble)
     fail(op, std::string(rows_name) + " is " + std::string(c10::toString(rows.scalar_type())) +
                  "; halo exchanges move float32 or float64 rows");
   if (n_owned.numel() != 1 || !at::isIntegralType(n_owned.scalar_type(), false))
@@ -116,8 +115,8 @@ void check_routing(const std::string& op, const HaloExchange& halo, const at::Te
 // staged through the host where it does not.
 template <class Exchanger>
 at::Tensor exchanged_copy(const at::Tensor& in, const HaloExchange& halo, Exchanger&& exchange) {
-  const bool in_place = in.device().is_cpu() || halo.accepts_device_rows();
-  at::Tensor rows = in_place ? in.contiguous().clone() : in.to(at::kCPU).contiguous();
+  const bool stays = in.device().is_cpu() || halo.accepts_device_rows();
+  at::Tensor rows = stays ? in.clone(at::MemoryFormat::Contiguous) : in.to(at::kCPU).contiguous();
   int64_t width = 1;
   for (int64_t d = 1; d < rows.dim(); ++d) width *= rows.size(d);
   const auto n = static_cast<std::size_t>(rows.size(0));
@@ -125,7 +124,7 @@ at::Tensor exchanged_copy(const at::Tensor& in, const HaloExchange& halo, Exchan
     exchange(Rows<double>{rows.data_ptr<double>(), n, static_cast<int>(width)});
   else
     exchange(Rows<float>{rows.data_ptr<float>(), n, static_cast<int>(width)});
-  return in_place ? rows : rows.to(in.device());
+  return stays ? rows : rows.to(in.device());
 }
 
 using Exchange = HaloCall::Kind;
