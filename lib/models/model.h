@@ -73,6 +73,10 @@ struct ModelInfo {
   // (EAM's F'(rho): 1; an L-layer network: L - 1). Such a model is wrong under a spec whose
   // gathers never refresh the halo, and the host refuses to run it.
   int halo_feature_reads = 0;
+  // Whether the model corrects halo rows after its own scatters (an exported graph that calls
+  // halo_scatter_correct_static): halo rows then hold owners' sums only under a spec whose
+  // scatter_mode corrects them, and the host refuses any other.
+  bool halo_scatter_corrections = false;
   int comm_width = 0;                // widest node row exchanged per atom (doubles)
   std::vector<std::string> ops;      // qualnames the model calls through the dispatcher
   // Ops of the same family that a spec written for this model may adapt although this model

@@ -99,6 +99,19 @@ HaloStrategy check_halo_refreshes(const ModelFile& file, const ModelInfo& info, 
   return expanded ? HaloStrategy::expanded : HaloStrategy::per_layer;
 }
 
+// A model that corrects halo rows after a scatter needs the spec to say so.
+void check_scatter_corrections(const ModelFile& file, const ModelInfo& info, HaloStrategy halo,
+                               const BindingSources& sources) {
+  const StoragePolicy& policy = file.spec.core.policy;
+  if (!info.halo_scatter_corrections || halo == HaloStrategy::expanded || (policy.is_halo_kind() && policy.halo_scatter()))
+    return;
+  fail_spec(sources, "/core/policy",
+            "the spec's scatter_mode '" + policy.scatter_mode.value_or("(none: policy " + policy.kind + ")") +
+                "' never corrects halo rows after a scatter, but model " + file.path +
+                " corrects them and reads them afterwards: the results would be wrong",
+            "use a spec with scatter_mode 'halo_correction' (the spec the model was exported with)");
+}
+
 void check_helpers(const ModelFile& file, const HostFacts& host, const BindingSources& sources,
                    std::vector<std::string>& warnings) {
   for (const auto& helper : file.spec.core.third_party_helpers) {
@@ -145,6 +158,7 @@ Binding bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts
   check_charges(file, info, host, sources);
   check_periodicity(file, info, host);
   binding.halo = check_halo_refreshes(file, info, host, sources);
+  check_scatter_corrections(file, info, binding.halo, sources);
   check_helpers(file, host, sources, binding.warnings);
   return binding;
 }

@@ -56,8 +56,8 @@ void check_policy_runs(const MLIPSpec& spec, int n_ranks, const BindingSources& 
 void check_adapted_ops(const MLIPSpec& spec, const ModelInfo& info, const BindingSources& sources);
 
 // Every rule, in the order a user should hear about problems: the policy, units, adapters,
-// owned-only forces, charges and bonded Coulomb pairs, periodicity, halo refreshes, helper
-// records.
+// owned-only forces, charges and bonded Coulomb pairs, periodicity, halo refreshes and
+// corrections, helper records.
 Binding bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts& host);
 
 }  // namespace distspec::models

@@ -91,15 +91,17 @@ Bound load(const std::string& name) {
   return b;
 }
 
-Error binding_error(const Bound& b, const models::HostFacts& host) {
+Error binding_error_of(const models::ModelFile& file, const models::ModelInfo& info, const models::HostFacts& host) {
   try {
-    models::bind_model(b.file, b.model->info(), host);
+    models::bind_model(file, info, host);
   } catch (const Error& e) {
     return e;
   }
   ADD_FAILURE() << "bound without an error";
   return Error("", "", "");
 }
+
+Error binding_error(const Bound& b, const models::HostFacts& host) { return binding_error_of(b.file, b.model->info(), host); }
 
 TEST(BindModel, ShippedModelsBindOnAMetalRun) {
   for (const char* name : {"lj_argon.json", "cu_eam_u3.json", "cu_mpnn_L2.json", "nacl_ewald.json"}) {
@@ -167,6 +169,25 @@ TEST(BindModel, SpecRulesPointIntoTheSpec) {
   EXPECT_EQ(stale.pointer(), "/core/policy");
   EXPECT_NE(stale.message().find("gather_mode 'local' never refreshes halo rows"), std::string::npos);
   EXPECT_EQ(stale.hint(), "use a spec with gather_mode 'halo_read', or 'halo expanded'");
+}
+
+// A model that corrects halo rows after its scatters (an exported graph calling
+// halo_scatter_correct_static) under a spec whose scatter is local.
+TEST(BindModel, ScatterCorrectionsNeedASpecThatMakesThem) {
+  Bound mpnn = load("cu_mpnn_L2.json");
+  models::ModelInfo info = mpnn.model->info();
+  info.halo_scatter_corrections = true;
+  EXPECT_NO_THROW(models::bind_model(mpnn.file, info, metal_host()));
+  mpnn.file.spec.core.policy = StoragePolicy("refresh_halo");
+  const Error e = binding_error_of(mpnn.file, info, metal_host());
+  EXPECT_EQ(e.pointer(), "/core/policy");
+  EXPECT_EQ(e.message(), "the spec's scatter_mode 'local' never corrects halo rows after a scatter, but model " +
+                             mpnn.file.path + " corrects them and reads them afterwards: the results would be wrong");
+  EXPECT_EQ(e.hint(), "use a spec with scatter_mode 'halo_correction' (the spec the model was exported with)");
+  // The expanded shell computes halo rows instead of correcting them.
+  models::HostFacts expanded = metal_host();
+  expanded.halo = HaloStrategy::expanded;
+  EXPECT_NO_THROW(models::bind_model(mpnn.file, info, expanded));
 }
 
 TEST(BindModel, HelpersWithoutNativeMeaningWarnOrStopUnderStrict) {

@@ -207,6 +207,9 @@ class TorchModel final : public Model {
     else load_torchscript(ops);
     // A graph whose op list cannot be read may call any of them.
     info_.ops = ops_known_ ? std::vector<std::string>(ops.begin(), ops.end()) : halo_op_names();
+    info_.halo_scatter_corrections = std::any_of(info_.ops.begin(), info_.ops.end(), [](const std::string& op) {
+      return op.find("::halo_scatter_correct_static") != std::string::npos;
+    });
     probe();
   }
 
