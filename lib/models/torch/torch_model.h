@@ -12,12 +12,16 @@
 //    "torch_version": "2.15.0"}         the torch that compiled the graph (a .pt2 runs only there)
 //
 // Calling convention 1: inputs (positions [N,3], species [N] int64, edge_index [2,E] int64 with
-// row 0 the sender and row 1 the (owned) receiver, n_owned [] int64, send_index [0] int64,
-// recv_dest [n_halo] int64 = arange(n_owned, N), recv_real [n_halo] bool, all true), outputs
-// (atomic_energies [N], forces [N,3]) in the file's precision; forces are -d(sum of owned
-// atomic energies)/d(positions) on every row, halo rows holding partials of their owners. A
-// TorchScript module may return the atomic energies alone: forces are then taken by autograd.
-// The virial is sum over all rows of r (x) f, computed here.
+// row 0 the sender and row 1 the (owned) receiver, the pairs closer than the cutoff, n_owned []
+// int64, send_index [0] int64, recv_dest [n_halo] int64 = arange(n_owned, N), recv_real
+// [n_halo] bool, all true), outputs (atomic_energies [N], forces [N,3]) in the file's precision;
+// forces are -d(sum of owned atomic energies)/d(positions) on every row, halo rows holding
+// partials of their owners. A TorchScript module may return the atomic energies alone: forces
+// are then taken by autograd. The virial is sum over all rows of r (x) f, computed here.
+//
+// The graph runs once at load on a small graph of the model's own, so that one that breaks the
+// convention is reported when the model file is read; that call also records the collectives a
+// call makes, which a rank owning no atom then makes without running the graph.
 //
 // This header includes no torch header: the model factory (C++17) includes it.
 #pragma once
