@@ -131,8 +131,8 @@ void Dispatcher::all_reduce_sum(double* values, std::size_t n) {
   ++stats_.all_reduce;
 }
 
-// Runs a forward (or reverse-then-forward) exchange over a tensor that must span every row.
-void Dispatcher::exchange_tensor(const TensorRef& t, bool reverse_first, const char* what) {
+// Runs the exchanges `which` names over a tensor that must span every row.
+void Dispatcher::exchange_tensor(const TensorRef& t, TensorExchange which, const char* what) {
   if (t.rows != halo().n_rows())
     fail("", std::string(what) + " needs a tensor of n_owned + n_halo = " + std::to_string(halo().n_rows()) +
                  " rows, got " + std::to_string(t.rows),
@@ -140,22 +140,11 @@ void Dispatcher::exchange_tensor(const TensorRef& t, bool reverse_first, const c
   auto run = [&](auto* data) {
     using T = std::remove_pointer_t<decltype(data)>;
     Rows<T> rows{data, t.rows, static_cast<int>(t.cols)};
-    if (reverse_first) reverse(rows);
-    forward(rows);
+    if (which != TensorExchange::forward) reverse(rows);
+    if (which != TensorExchange::reverse) forward(rows);
   };
   if (t.dtype == DType::f64) run(static_cast<double*>(t.data));
   else if (t.dtype == DType::f32) run(static_cast<float*>(t.data));
-  else fail("", std::string(what) + " applies to float32/float64 tensors, got " + dtype_name(t.dtype), "");
-}
-
-// Sums a reverse exchange of a tensor that spans every row into its owned rows.
-void Dispatcher::reverse_tensor(const TensorRef& t, const char* what) {
-  if (t.rows != halo().n_rows())
-    fail("", std::string(what) + " needs a tensor of n_owned + n_halo = " + std::to_string(halo().n_rows()) +
-                 " rows, got " + std::to_string(t.rows),
-         "allocate per-node gradients over owned and halo rows");
-  if (t.dtype == DType::f64) reverse(Rows<double>{static_cast<double*>(t.data), t.rows, static_cast<int>(t.cols)});
-  else if (t.dtype == DType::f32) reverse(Rows<float>{static_cast<float*>(t.data), t.rows, static_cast<int>(t.cols)});
   else fail("", std::string(what) + " applies to float32/float64 tensors, got " + dtype_name(t.dtype), "");
 }
 
@@ -177,7 +166,7 @@ void Dispatcher::adjoint_outputs(const std::string& qualname, std::vector<Tensor
   for (const auto& [pos, t] : op.adapter->output_transforms) {
     if (pos >= static_cast<int>(grad_outs.size()))
       fail("", "op '" + qualname + "' has no output " + std::to_string(pos) + " to transform", "");
-    if (t == OutputTransform::scatter_outputs) exchange_tensor(grad_outs[pos], true, "scatter_outputs");
+    if (t == OutputTransform::scatter_outputs) exchange_tensor(grad_outs[pos], TensorExchange::reverse_then_forward, "scatter_outputs");
     if (t == OutputTransform::all_reduce_sum && !t.replicated_consumer) all_reduce_output(qualname, grad_outs[pos]);
   }
 }
@@ -188,7 +177,7 @@ void Dispatcher::adjoint_args(const std::string& qualname, std::vector<TensorRef
   for (const auto& [pos, t] : op.adapter->arg_transforms) {
     if (pos >= static_cast<int>(grad_args.size()))
       fail("", "op '" + qualname + "' has no argument " + std::to_string(pos) + " to transform", "");
-    if (t == ArgTransform::gather_inputs) reverse_tensor(grad_args[pos], "gather_inputs");
+    if (t == ArgTransform::gather_inputs) exchange_tensor(grad_args[pos], TensorExchange::reverse, "gather_inputs");
   }
 }
 
@@ -201,7 +190,7 @@ void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, 
     for (const auto& [pos, t] : bound.adapter->arg_transforms) {
       if (pos >= static_cast<int>(args.size()))
         fail("", "op '" + qualname + "' has no argument " + std::to_string(pos) + " to transform", "");
-      if (t == ArgTransform::gather_inputs) exchange_tensor(args[pos], false, "gather_inputs");
+      if (t == ArgTransform::gather_inputs) exchange_tensor(args[pos], TensorExchange::forward, "gather_inputs");
       if (t == ArgTransform::slice_owned) args[pos].rows = std::min(args[pos].rows, n_owned);
     }
   }
@@ -212,7 +201,7 @@ void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, 
     if (pos >= static_cast<int>(outs.size()))
       fail("", "op '" + qualname + "' has no output " + std::to_string(pos) + " to transform", "");
     const TensorRef& out = outs[pos];
-    if (t == OutputTransform::scatter_outputs) exchange_tensor(out, true, "scatter_outputs");
+    if (t == OutputTransform::scatter_outputs) exchange_tensor(out, TensorExchange::reverse_then_forward, "scatter_outputs");
     if (t == OutputTransform::all_reduce_sum) all_reduce_output(qualname, out);
   }
 }

@@ -96,8 +96,8 @@ class Dispatcher {
   };
   template <class T> void forward(Rows<T> rows);
   template <class T> void reverse(Rows<T> rows);
-  void exchange_tensor(const TensorRef& t, bool reverse_first, const char* what);
-  void reverse_tensor(const TensorRef& t, const char* what);
+  enum class TensorExchange : std::uint8_t { forward, reverse, reverse_then_forward };
+  void exchange_tensor(const TensorRef& t, TensorExchange which, const char* what);
   const BoundOp& bound(const std::string& qualname) const;
   void all_reduce_output(const std::string& qualname, const TensorRef& out);
 
