@@ -380,6 +380,31 @@ std::vector<BadInput> build()
                             "\"@POT@/specs/eam_halo.json\"")}},
        kCopper + kEAMPair + kRun, "before the end of the file"});
 
+  // ---- the torch kind: model files of exported graphs (rows that need a graph file are in
+  // unittest/torch/test_torch_lammps.cpp, which runs on the exported fixtures) -------------------
+  const std::string torch_model = with(with(kLJModel, "\"lj\"", "\"torch\""),
+      R"("pairs": [{"elements": ["Ar", "Ar"], "epsilon": 0.0104, "sigma": 3.4}])",
+      R"("graph": "@DIR@/argon.pt", "message_passing_layers": 2, "comm_width": 8, "contract": 1)");
+#ifdef DISTSPEC_WITH_TORCH
+  add(model_row("model_torch_without_graph", with(torch_model, R"("graph": "@DIR@/argon.pt", )", ""),
+                "/parameters/graph: the model file names no graph; a torch model runs a graph exported by "
+                "tools/distspec-export"));
+  add(model_row("model_torch_graph_missing", torch_model, "@DIR@/argon.pt does not exist or is not a file"));
+  add(model_row("model_torch_graph_format_unknown", with(torch_model, "argon.pt", "argon.onnx"),
+                "/parameters/graph: cannot tell the format of graph '@DIR@/argon.onnx' from its name; give "
+                "parameters.format"));
+  add(model_row("model_torch_contract_unknown", with(torch_model, "\"contract\": 1", "\"contract\": 3"),
+                "/parameters/contract: the graph uses calling convention 3, this build runs convention 1"));
+  add(model_row("model_torch_parameters_file",
+                with(torch_model, "\"spec\"", "\"parameters_file\": \"@POT@/Cu_u3.eam\", \"spec\""),
+                "/parameters_file: architecture 'torch' names its graph under \"parameters\""));
+  add(model_row("model_torch_aoti_without_torch_version", with(torch_model, "argon.pt", "argon.pt2"),
+                "/parameters/torch_version: an AOTInductor graph needs the version of the torch that compiled it"));
+#else
+  add(model_row("model_torch_in_a_build_without_torch", torch_model,
+                "/architecture: architecture 'torch' needs a DISTSPEC built with LibTorch"));
+#endif
+
   // ---- atoms closer than the model allows -------------------------------------------------------
   // A second atom on top of the one at the origin: r = 0.
   add(input_row("overlapping_atoms_lj", kArgon + "create_atoms 1 single 0 0 0 units box\npair_style distspec\n" + lj + kRun,

@@ -1,6 +1,8 @@
 // The fault matrix: rank layouts and run sequences that stress domain decomposition, each run
 // on this mpirun's ranks and compared with the same script on one rank (MPI_COMM_SELF, inside
-// the same job). Registered for 1, 2, 3, 4, 6 and 8 ranks (CMakeLists.txt).
+// the same job). Registered for 1, 2, 3, 4, 6 and 8 ranks (CMakeLists.txt). The materials are
+// the built-in models (LJ, EAM, message passing) and, in builds with the torch kind, an exported
+// PyTorch model.
 //
 // Tolerances: a static evaluation must agree to 1e-10 of the largest force (and relative in
 // energy): only the order of floating-point sums differs. Dynamics amplify those round-off
@@ -13,9 +15,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <numeric>
 
 #include "lammps_session.h"
@@ -153,6 +157,27 @@ Material argon() { return {"lj", 5.26, "mass 1 39.948\n", "pair_style distspec\n
 Material copper_eam() { return {"eam", 3.615, "mass 1 63.546\n", "pair_style distspec\npair_coeff * * " + dt::potential("cu_eam_u3.json") + " Cu\n"}; }
 Material copper_mpnn() { return {"mpnn", 3.615, "mass 1 63.546\n", "pair_style distspec\npair_coeff * * " + dt::potential("cu_mpnn_L2.json") + " Cu\n"}; }
 
+// Copper with an exported PyTorch model (the torch kind): the 2-layer toy message-passing model
+// that unittest/torch/make_fixtures.py exports at test time (ctest fixture torch_fixtures). Only
+// in builds with the torch kind, and only once the fixture exists.
+std::vector<Material> torch_models()
+{
+#ifdef DISTSPEC_TORCH_FIXTURES
+  const char* env = std::getenv("DISTSPEC_TORCH_FIXTURES");
+  const std::string file = std::string(env && *env ? env : DISTSPEC_TORCH_FIXTURES) + "/toy_mpnn_L2.json";
+  if (std::ifstream(file)) return {{"torch", 3.615, "mass 1 63.546\n", "pair_style distspec\npair_coeff * * " + file + " Cu\n"}};
+  if (dt::world_rank() == 0) std::printf("[ fault    ] no %s (ctest torch.fixtures writes it): no torch rows\n", file.c_str());
+#endif
+  return {};
+}
+
+// `base`, then the torch kind's materials.
+std::vector<Material> with_torch(std::vector<Material> base)
+{
+  for (Material& m : torch_models()) base.push_back(std::move(m));
+  return base;
+}
+
 std::string header(const Material& m, const std::string& processors = "")
 {
   return "units metal\natom_style atomic\natom_modify map yes\n" + processors + "lattice fcc " + std::to_string(m.lattice) + "\n";
@@ -172,7 +197,7 @@ std::string dynamics(double temperature, int steps)
 // A 2 x 2 x 2 cluster in one corner of a box 4 times wider: most ranks own nothing.
 TEST(FaultMatrix, EmptyRanks)
 {
-  for (const Material& m : {argon(), copper_eam(), copper_mpnn()}) {
+  for (const Material& m : with_torch({argon(), copper_eam(), copper_mpnn()})) {
     const std::string deck = header(m) + "region box block 0 8 0 8 0 8\ncreate_box 1 box\n"
                              "region corner block 0 2 0 2 0 2\ncreate_atoms 1 region corner\n" + m.mass + kDisplace;
     expect_same_as_one_rank("empty_ranks_" + m.name, deck + m.pair,
@@ -184,7 +209,7 @@ TEST(FaultMatrix, EmptyRanks)
 // which reach the other ranks as ghosts over several swaps.
 TEST(FaultMatrix, OneAtomInTotal)
 {
-  for (const Material& m : {argon(), copper_eam(), copper_mpnn()}) {
+  for (const Material& m : with_torch({argon(), copper_eam(), copper_mpnn()})) {
     const std::string deck = header(m) + "region box block 0 1.3 0 1.1 0 1.2\ncreate_box 1 box\n"
                              "create_atoms 1 single 0.3 0.4 0.5\n" + m.mass;
     expect_same_as_one_rank("one_atom_" + m.name, deck + m.pair, kStaticTolerance,
@@ -196,7 +221,7 @@ TEST(FaultMatrix, OneAtomInTotal)
 // the others hold only ghosts or nothing.
 TEST(FaultMatrix, AllAtomsOnOneRank)
 {
-  for (const Material& m : {argon(), copper_mpnn()}) {
+  for (const Material& m : with_torch({argon(), copper_mpnn()})) {
     const std::string deck = header(m, "processors * 1 1\n") + "region box block 0 16 0 2 0 2\ncreate_box 1 box\n"
                              "region slab block 0 1.9 INF INF INF INF\ncreate_atoms 1 region slab\n" + m.mass + kDisplace;
     expect_same_as_one_rank("one_rank_owns_all_" + m.name, deck + m.pair,
@@ -207,7 +232,7 @@ TEST(FaultMatrix, AllAtomsOnOneRank)
 // Subdomains far thinner than the cutoff (N x 1 x 1 over 3 cells): ghosts come over many swaps.
 TEST(FaultMatrix, VeryThinSubdomains)
 {
-  for (const Material& m : {argon(), copper_eam(), copper_mpnn()}) {
+  for (const Material& m : with_torch({argon(), copper_eam(), copper_mpnn()})) {
     const std::string deck = header(m, "processors * 1 1\n") + "region box block 0 3 0 3 0 3\ncreate_box 1 box\n"
                              "create_atoms 1 box\n" + m.mass + kDisplace;
     expect_same_as_one_rank("thin_subdomains_" + m.name, deck + m.pair,
@@ -231,7 +256,7 @@ TEST(FaultMatrix, AtomsCrossSubdomainsEveryStep)
 // fix balance moves subdomain walls while atoms of a half-filled box move.
 TEST(FaultMatrix, FixBalanceDuringTheRun)
 {
-  for (const Material& m : {argon(), copper_eam()}) {
+  for (const Material& m : with_torch({argon(), copper_eam()})) {
     const std::string deck = header(m, "processors * 1 1\n") + "region box block 0 6 0 2 0 2\ncreate_box 1 box\n"
                              "region half block 0 3 INF INF INF INF\ncreate_atoms 1 region half\n" + m.mass + m.pair +
                              "fix balance all balance 5 1.0 shift x 10 1.0\n" + dynamics(600.0, 30);
@@ -254,7 +279,7 @@ TEST(FaultMatrix, RestartThenNewPairCoeff)
 // `run N pre no post no` in a loop: no init between runs, reneighbouring as the run goes.
 TEST(FaultMatrix, RunPreNoPostNoLoop)
 {
-  for (const Material& m : {argon(), copper_mpnn()}) {
+  for (const Material& m : with_torch({argon(), copper_mpnn()})) {
     const std::string deck = header(m) + "region box block 0 3 0 3 0 3\ncreate_box 1 box\ncreate_atoms 1 box\n" + m.mass +
                              m.pair + "neigh_modify every 1 delay 0 check yes\n" + dynamics(900.0, 3) +
                              "run 3 pre no post no\nrun 3 pre no post no\nrun 3 pre no post no\nrun 3 pre no post no\n";
