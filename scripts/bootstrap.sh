@@ -8,7 +8,8 @@
 #   B: LAMMPS 4 Feb 2025 (trixie lammps_20250204+dfsg.1.orig.tar.xz), CPU only.
 #   C: a Python virtual environment (Debian's python3 -m venv) with pinned torch and
 #      nvalchemi-toolkit, for the live interop test against nvalchemi and the torch backend;
-#      MACE (mace-torch, which pins its own e3nn) in a second venv layered on the first.
+#      MACE (mace-torch, which pins its own e3nn) and SevenNet (sevenn, another e3nn) each in a
+#      venv layered on the first.
 #
 # Idempotent: every stage leaves a stamp in its cache folder, whose name is keyed by version and
 # options, so a warm machine skips straight through. Never touches the machine's apt sources:
@@ -159,6 +160,9 @@ build_lammps() {
 #   mace: mace-torch pins e3nn 0.4.4, which clashes with other e3nn users of the base, so it
 #         lives in its own venv that sees the base's packages (torch above all) through a .pth
 #         file: about 0.3 GB more instead of a second torch.
+#   sevenn: sevenn (SevenNet-0's weights inside) wants e3nn >= 0.5, which clashes with MACE's:
+#         a third venv layered on the base the same way (about 0.4 GB; the wheel is GPL-3.0,
+#         and the models made from it are made at test time, never kept in the repository).
 PY_TORCH=2.15.0
 PY_NVALCHEMI=0.2.0
 PY_AIMNET=0.2.6
@@ -166,6 +170,8 @@ PY_MACE=0.3.15
 PY_CUEQ=0.13.0
 PY_BASE_REQS=("torch==$PY_TORCH" "nvalchemi-toolkit==$PY_NVALCHEMI" "aimnet==$PY_AIMNET")
 PY_MACE_REQS=("mace-torch==$PY_MACE" "cuequivariance-torch==$PY_CUEQ")
+PY_SEVENN=0.13.0
+PY_SEVENN_REQS=("sevenn==$PY_SEVENN")
 PIP_OPTS=(--no-input --disable-pip-version-check --no-cache-dir --progress-bar off)
 
 # make_venv DIR LOG: a fresh venv at DIR with current pip and wheel.
@@ -191,41 +197,50 @@ site_packages() { "$1/bin/python" -c 'import sysconfig; print(sysconfig.get_path
 PY_VERSION=$(/usr/bin/python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)
 PY_BASE_KEY=pyenv-py$PY_VERSION-torch$PY_TORCH-nvalchemi$PY_NVALCHEMI-aimnet$PY_AIMNET
 PY_MACE_KEY=$PY_BASE_KEY+mace$PY_MACE-cueq$PY_CUEQ
+PY_SEVENN_KEY=$PY_BASE_KEY+sevenn$PY_SEVENN
+# build_layer KEY CHECK REQS...: a venv at $CACHE/KEY that sees the base's packages, with REQS;
+# CHECK (Python) must import what the layer is for.
+build_layer() {
+  local base="$CACHE/$PY_BASE_KEY" dir="$CACHE/$1" check=$2
+  shift 2
+  [ -f "$dir/.built" ] && return 0
+  log "Python environment $dir (on top of $base)"
+  make_venv "$dir" "$dir.log" || return 1
+  # site.addsitedir (not a bare path line) so the base's own .pth files are processed too.
+  printf 'import site; site.addsitedir(%s)\n' "'$(site_packages "$base")'" > "$(site_packages "$dir")/distspec-base-env.pth"
+  pip_install "$dir" "$dir.log" "$@" || return 1
+  # The layer must use the base's torch, not a second copy that pip pulled in.
+  TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 "$dir/bin/python" -c "import sys, torch
+$check
+assert torch.__file__.startswith(sys.argv[1]), torch.__file__" "$(site_packages "$base")" >> "$dir.log" 2>&1 ||
+    { tail -20 "$dir.log"; log "the environment $dir cannot import what it is for, or has its own torch (log: $dir.log)"; return 1; }
+  touch "$dir/.built"
+}
 build_python_env() {
-  local base="$CACHE/$PY_BASE_KEY" mace="$CACHE/$PY_MACE_KEY"
-  [ -f "$base/.built" ] && [ -f "$mace/.built" ] && return 0
+  local base="$CACHE/$PY_BASE_KEY"
+  [ -f "$base/.built" ] && [ -f "$CACHE/$PY_MACE_KEY/.built" ] && [ -f "$CACHE/$PY_SEVENN_KEY/.built" ] && return 0
   [ -n "$PY_VERSION" ] || { log "no /usr/bin/python3"; return 1; }
   local t0=$SECONDS
   if [ ! -f "$base/.built" ]; then
     log "Python environment $base"
-    rm -rf "$mace"                    # layered on the base: rebuilt with it
+    rm -rf "$CACHE/$PY_MACE_KEY" "$CACHE/$PY_SEVENN_KEY"   # layered on the base: rebuilt with it
     make_venv "$base" "$base.log" || return 1
     pip_install "$base" "$base.log" "${PY_BASE_REQS[@]}" || return 1
     "$base/bin/python" -c 'import torch, nvalchemi.distributed.spec, aimnet' >> "$base.log" 2>&1 ||
       { tail -20 "$base.log"; log "the new environment cannot import torch, nvalchemi or aimnet (log: $base.log)"; return 1; }
     touch "$base/.built"
   fi
-  if [ ! -f "$mace/.built" ]; then
-    log "Python environment $mace (on top of $base)"
-    make_venv "$mace" "$mace.log" || return 1
-    # site.addsitedir (not a bare path line) so the base's own .pth files are processed too.
-    printf 'import site; site.addsitedir(%s)\n' "'$(site_packages "$base")'" > "$(site_packages "$mace")/distspec-base-env.pth"
-    pip_install "$mace" "$mace.log" "${PY_MACE_REQS[@]}" || return 1
-    # The layer must use the base's torch, not a second copy that pip pulled in.
-    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 "$mace/bin/python" -c '
-import sys, torch, mace.modules, nvalchemi.models.mace
-assert torch.__file__.startswith(sys.argv[1]), torch.__file__' "$(site_packages "$base")" >> "$mace.log" 2>&1 ||
-      { tail -20 "$mace.log"; log "the MACE environment cannot import mace, or has its own torch (log: $mace.log)"; return 1; }
-    touch "$mace/.built"
-  fi
+  build_layer "$PY_MACE_KEY" "import mace.modules, nvalchemi.models.mace" "${PY_MACE_REQS[@]}" || return 1
+  build_layer "$PY_SEVENN_KEY" "import sevenn.calculator, sevenn.util" "${PY_SEVENN_REQS[@]}" || return 1
   log "Python environments ready ($(( SECONDS - t0 )) s)"
 }
 python_env_lines() {
   if [ "${DISTSPEC_SKIP_PYTHON:-0}" = 1 ]; then
-    echo "unset DISTSPEC_PYTHON DISTSPEC_PYTHON_MACE"
+    echo "unset DISTSPEC_PYTHON DISTSPEC_PYTHON_MACE DISTSPEC_PYTHON_SEVENN"
   else
     echo "export DISTSPEC_PYTHON='$CACHE/$PY_BASE_KEY/bin/python'"
     echo "export DISTSPEC_PYTHON_MACE='$CACHE/$PY_MACE_KEY/bin/python'"
+    echo "export DISTSPEC_PYTHON_SEVENN='$CACHE/$PY_SEVENN_KEY/bin/python'"
   fi
 }
 python_stage() {
