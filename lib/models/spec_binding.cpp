@@ -52,6 +52,19 @@ void check_owned_only_forces(const ModelFile& file, const ModelInfo& info, const
             "remove \"forces\" from owned_only_outputs, or use the spec written for this model");
 }
 
+// Every model reads positions and species on every row, halo rows included: a spec that does
+// not promote them (nvalchemi's AIMNet2 spec promotes positions only, its UMA spec nothing)
+// would hand the model rows without them.
+void check_promoted_inputs(const ModelFile& file, const ModelInfo& info, const BindingSources& sources) {
+  for (const char* field : {"positions", "atomic_numbers"})
+    if (!contains(file.spec.core.shard_fields, field))
+      fail_spec(sources, "/core/shard_fields",
+                "model " + file.path + " (" + info.architecture + ") reads " +
+                    (std::string(field) == "positions" ? "positions" : "species") + " on every row, but the "
+                    "spec's shard_fields do not promote '" + field + "' onto halo rows",
+                "add \"" + std::string(field) + "\" to core.shard_fields");
+}
+
 // nvalchemi's default shard_fields name charges for every model; only a model that reads them
 // makes a missing charge field an error.
 void check_charges(const ModelFile& file, const ModelInfo& info, const HostFacts& host,
@@ -155,6 +168,7 @@ Binding bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts
   // A spec written for another model is the cause of most other disagreements: say so first.
   check_adapted_ops(file.spec, info, sources);
   check_owned_only_forces(file, info, sources);
+  check_promoted_inputs(file, info, sources);
   check_charges(file, info, host, sources);
   check_periodicity(file, info, host);
   binding.halo = check_halo_refreshes(file, info, host, sources);

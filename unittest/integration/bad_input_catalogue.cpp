@@ -248,6 +248,14 @@ std::vector<BadInput> build()
   add(spec_row("spec_unknown_shard_field",
                R"({"version": 2, "core": {"policy": {"kind": "halo"}, "shard_fields": ["velocities"]}})",
                "/core/shard_fields/0: unknown shard field 'velocities'"));
+  // Every model reads positions and species on halo rows (these used to crash the run).
+  add(spec_row("spec_positions_not_promoted",
+               R"({"version": 2, "core": {"policy": {"kind": "halo"}, "shard_fields": ["atomic_numbers"]}})",
+               "/core/shard_fields: model @POT@/lj_argon.json (lj) reads positions on every row, but the spec's "
+               "shard_fields do not promote 'positions' onto halo rows"));
+  add(spec_row("spec_species_not_promoted",
+               R"({"version": 2, "core": {"policy": {"kind": "halo"}, "shard_fields": ["positions"]}})",
+               "do not promote 'atomic_numbers' onto halo rows"));
   add(spec_row("spec_unknown_output_kind", kHaloSpec.substr(0, kHaloSpec.size() - 1) +
                                                R"(, "output_kinds": [["forces", "per_edge"]]})",
                "unknown output kind 'per_edge'"));

@@ -159,6 +159,16 @@ TEST(BindModel, SpecRulesPointIntoTheSpec) {
   EXPECT_EQ(charges.pointer(), "/core/shard_fields");
   EXPECT_EQ(charges.file(), ewald.file.spec_source);
 
+  // Positions and species are read by every model (a spec without them used to crash the run).
+  for (const auto& [fields, missing] : {std::pair<std::vector<std::string>, std::string>{{"atomic_numbers"}, "positions"},
+                                        {{"positions"}, "atomic_numbers"}}) {
+    Bound mpnn = load("cu_mpnn_L2.json");
+    mpnn.file.spec.core.shard_fields = fields;
+    const Error e = binding_error(mpnn, metal_host());
+    EXPECT_EQ(e.pointer(), "/core/shard_fields");
+    EXPECT_NE(e.message().find("do not promote '" + missing + "' onto halo rows"), std::string::npos) << e.message();
+  }
+
   Bound lj = load("lj_argon.json");
   lj.file.spec.owned_only_outputs = {"forces"};
   EXPECT_EQ(binding_error(lj, metal_host()).pointer(), "/owned_only_outputs");
