@@ -16,6 +16,7 @@ build_against() {
   cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
     -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-}" -DDISTSPEC_PYTHON_MACE="${DISTSPEC_PYTHON_MACE:-}" \
+    -DDISTSPEC_PYTHON_SEVENN="${DISTSPEC_PYTHON_SEVENN:-}" \
     "$@" > "$dir.configure.log" 2>&1 \
     || { mkdir -p "$(dirname "$dir")"; cat "$dir.configure.log"; exit 1; }
   cmake --build "$dir" -j "$JOBS" 2>&1 | tail -n 3

@@ -8,6 +8,8 @@ itself (its own spec, layer count, a description).
   (`torch.ops.nvalchemi.halo_forward_static` before a gather of node rows,
   `torch.ops.nvalchemi.halo_scatter_correct_static` after a scatter into them).
 - `mace`: nvalchemi's `MACEWrapper` or a `mace.modules.MACE` model (mace.py).
+- `aimnet`: nvalchemi's `AIMNet2Wrapper` or an `aimnet.models.AIMNet2` model (aimnet.py).
+- `sevennet`: a SevenNet `AtomGraphSequential`, e.g. SevenNet-0 (sevennet.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import torch
 
 from .trace import INPUT_NAMES, ExportError
 
-KINDS = ("auto", "plain", "mace")
+KINDS = ("auto", "plain", "mace", "aimnet", "sevennet")
 
 
 @dataclasses.dataclass
@@ -64,6 +66,10 @@ def detect(model: Any) -> str:
     for cls in type(model).__mro__:
         if cls.__module__.startswith(("nvalchemi.models.mace", "mace.modules")):
             return "mace"
+        if cls.__module__.startswith(("nvalchemi.models.aimnet2", "aimnet.models")):
+            return "aimnet"
+        if cls.__module__.startswith("sevenn."):
+            return "sevennet"
     return "plain"
 
 
@@ -77,4 +83,12 @@ def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torc
         from . import mace  # noqa: PLC0415
 
         return mace.adapt(model, elements, cutoff, dtype, example)
+    if kind == "aimnet":
+        from . import aimnet  # noqa: PLC0415
+
+        return aimnet.adapt(model, elements, cutoff, dtype, example)
+    if kind == "sevennet":
+        from . import sevennet  # noqa: PLC0415
+
+        return sevennet.adapt(model, elements, cutoff, dtype, example)
     return plain(model, dtype)

@@ -21,6 +21,12 @@ The model comes from --module: `package.module:attr` or `path/to/file.py:attr`, 
 nn.Module instance, or a class or function that --module-args (a JSON object of keyword
 arguments) is passed to. Writes NAME.pt2 (or NAME.pt), NAME.spec.json and the model file
 NAME.json for `pair_coeff * * NAME.json <elements>` (doc/torch_models.md).
+
+Model kinds (--kind, default from the model's class): plain (a module with the contract's
+forward), mace (nvalchemi's MACEWrapper or a MACE model), aimnet (nvalchemi's AIMNet2Wrapper
+or an AIMNet2 model), sevennet (a SevenNet model; `--module distspec_export.sevennet:checkpoint
+--module-args '{"name": "7net-0"}'` gives SevenNet-0); mace, aimnet and sevennet bring their own
+spec, so --spec may be left out.
 """
 
 

@@ -9,6 +9,8 @@ do what doc/torch_models.md says:
 - `halo_scatter_correct_static`: halo rows summed into their owners, then refreshed;
 - `halo_forward_static_backward`: halo rows summed into their owners, halo rows zero;
 - `per_system_reduce`: owned rows summed per system (one process: no all-reduce);
+- `per_system_reduce_backward`: owned row i the gradient of system `system_index[i]`, halo
+  rows zero;
 - `halo_keepalive`: the identity.
 
 Sums of fp32 rows accumulate in fp64; no kernel writes into its input (the graph may still use
@@ -91,6 +93,13 @@ class HostExchange:
         out = torch.zeros((n_systems,) + tuple(local_vals.shape[1:]), dtype=acc_dtype)
         out.index_add_(0, system_index[:n].long(), local_vals[:n].to(acc_dtype))
         return out.to(local_vals.dtype)
+
+    def per_system_reduce_backward(self, grad_out, system_index):
+        self.calls["per_system_reduce_backward"] += 1
+        n = min(system_index.shape[0], self.n_owned)
+        out = grad_out.new_zeros((system_index.shape[0],) + tuple(grad_out.shape[1:]))
+        out[:n] = grad_out.index_select(0, system_index[:n].long())
+        return out
 
     def halo_keepalive(self, x, si, rd, rr, no):
         self.calls["halo_keepalive"] += 1

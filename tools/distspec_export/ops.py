@@ -2,11 +2,13 @@
 
 nvalchemi registers `halo_forward_static`, `halo_scatter_correct_static`, `per_system_reduce`
 and `halo_keepalive` (importing `nvalchemi.distributed._core.particle_halo`,
-`..._core.per_system` and `nvalchemi.distributed.compile_refresh`). Its autograd formula for
-`halo_forward_static` runs `_c10d_functional` collectives, which a LAMMPS process cannot run;
-`opaque_halo_backward()` swaps it, for the time of a trace, for one call of
-`nvalchemi::halo_forward_static_backward`, defined here with a fake (shape) implementation and
-an eager reference implementation, so that traced force graphs hold that op instead.
+`..._core.per_system` and `nvalchemi.distributed.compile_refresh`). Its autograd formulas for
+`halo_forward_static` and `per_system_reduce` run `_c10d_functional` collectives, which a
+LAMMPS process cannot run (and which, traced at one process, vanish: the gradient of a sum over
+ranks would then only be indexed locally). `opaque_halo_backward()` swaps them, for the time of
+a trace, for one call of `nvalchemi::halo_forward_static_backward` and
+`nvalchemi::per_system_reduce_backward`, defined here with fake (shape) implementations and
+eager reference implementations, so that traced force graphs hold those ops instead.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import torch
 
 NAMESPACE = "nvalchemi"
 BACKWARD_OP = "halo_forward_static_backward"
+REDUCE_BACKWARD_OP = "per_system_reduce_backward"
 
 # Exact schemas, as nvalchemi-toolkit 0.2.0 registers them (doc/torch_models.md).
 ROUTING_ARGS = "Tensor send_index, Tensor recv_dest, Tensor recv_real, Tensor n_owned, SymInt world_size"
@@ -26,6 +29,7 @@ SCHEMAS = {
     "halo_scatter_correct_static": f"(Tensor padded_in, {ROUTING_ARGS}) -> Tensor",
     BACKWARD_OP: f"(Tensor grad_out, {ROUTING_ARGS}) -> Tensor",
     "per_system_reduce": "(Tensor local_vals, Tensor system_index, SymInt n_systems) -> Tensor",
+    REDUCE_BACKWARD_OP: "(Tensor grad_out, Tensor system_index) -> Tensor",
     "halo_keepalive": "(Tensor x, Tensor si, Tensor rd, Tensor rr, Tensor no) -> Tensor",
 }
 # Ops that exchange rows over the halo (their first argument is the exchanged tensor).
@@ -69,6 +73,42 @@ def halo_forward_static_backward_reference(grad_out, send_index, recv_dest, recv
     return grad_in.index_add(0, send_index, grad_recv)
 
 
+def per_system_reduce_backward_reference(grad_out, system_index):
+    """nvalchemi's backward of `per_system_reduce`, as one op.
+
+    The gradient of the per-system sums, summed over the ranks (the sums are replicated on every
+    rank, and each rank differentiates its own energy), then gathered by `system_index`: one row
+    per entry. Over more ranks the sum is nvalchemi's all-reduce over the default group. Which
+    rows the forward summed is the caller's business here (nvalchemi masks the others); DISTSPEC's
+    kernels sum the owned rows only, and give the others zero.
+    """
+    import torch.distributed as dist  # noqa: PLC0415
+
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        from nvalchemi.distributed._core.gather_primitives import funcol_all_reduce  # noqa: PLC0415
+
+        grad_out = funcol_all_reduce(grad_out.contiguous(), None)
+    return grad_out.index_select(0, system_index.long())
+
+
+def _save_systems(ctx, inputs, output):
+    ctx.save_for_backward(inputs[1])
+    ctx.n_systems = inputs[0].shape[0] if len(inputs) == 2 else inputs[2]
+
+
+def _reduce_backward(ctx, grad_out):
+    """per_system_reduce's backward: one call of the opaque op."""
+    (system_index,) = ctx.saved_tensors
+    grad = getattr(torch.ops, NAMESPACE).per_system_reduce_backward(grad_out.contiguous(), system_index)
+    return grad, None, None
+
+
+def _reduce_backward_backward(ctx, grad_out):
+    """The opaque op's own adjoint: per_system_reduce (graphs of second derivatives)."""
+    (system_index,) = ctx.saved_tensors
+    return getattr(torch.ops, NAMESPACE).per_system_reduce(grad_out, system_index, ctx.n_systems), None
+
+
 def _save_routing(ctx, inputs, output):
     _, send_index, recv_dest, recv_real, n_owned, world_size = inputs
     ctx.save_for_backward(send_index, recv_dest, recv_real, n_owned)
@@ -88,11 +128,20 @@ def _backward_by(name: str):
 
 
 def define_backward_op() -> None:
-    """Define `nvalchemi::halo_forward_static_backward` (once per process)."""
+    """Define `nvalchemi::halo_forward_static_backward` and `::per_system_reduce_backward`
+    (once per process)."""
     global _backward_lib
     if _backward_lib is not None or hasattr(getattr(torch.ops, NAMESPACE), BACKWARD_OP):
         return
     lib = torch.library.Library(NAMESPACE, "FRAGMENT")
+    lib.define(REDUCE_BACKWARD_OP + SCHEMAS[REDUCE_BACKWARD_OP])
+    lib.impl(REDUCE_BACKWARD_OP, per_system_reduce_backward_reference, "CompositeExplicitAutograd")
+    torch.library.register_fake(
+        f"{NAMESPACE}::{REDUCE_BACKWARD_OP}",
+        lambda grad_out, system_index: grad_out.new_empty((system_index.shape[0],) + tuple(grad_out.shape[1:])),
+        lib=lib)
+    torch.library.register_autograd(f"{NAMESPACE}::{REDUCE_BACKWARD_OP}", _reduce_backward_backward,
+                                    setup_context=_save_systems, lib=lib)
     lib.define(BACKWARD_OP + SCHEMAS[BACKWARD_OP])
     lib.impl(BACKWARD_OP, halo_forward_static_backward_reference, "CompositeExplicitAutograd")
     torch.library.register_fake(f"{NAMESPACE}::{BACKWARD_OP}",
@@ -105,18 +154,23 @@ def define_backward_op() -> None:
 
 @contextlib.contextmanager
 def opaque_halo_backward() -> Iterator[None]:
-    """Within the block, autograd of `halo_forward_static` calls the opaque backward op.
+    """Within the block, autograd of `halo_forward_static` and `per_system_reduce` calls the
+    opaque backward ops.
 
-    nvalchemi's own formula is put back on exit.
+    nvalchemi's own formulas are put back on exit.
     """
     import_nvalchemi_ops()
     define_backward_op()
     from nvalchemi.distributed._core import particle_halo as ph  # noqa: PLC0415
+    from nvalchemi.distributed._core import per_system as ps  # noqa: PLC0415
 
-    op = ph.halo_forward_static_op
-    saved = (op._backward_fn, op._setup_context_fn)
-    op.register_autograd(_backward_by(BACKWARD_OP), setup_context=_save_routing)
+    swaps = ((ph.halo_forward_static_op, _backward_by(BACKWARD_OP), _save_routing),
+             (ps.per_system_reduce_op, _reduce_backward, _save_systems))
+    saved = [(op, op._backward_fn, op._setup_context_fn) for op, _, _ in swaps]
+    for op, backward, setup in swaps:
+        op.register_autograd(backward, setup_context=setup)
     try:
         yield
     finally:
-        op.register_autograd(saved[0], setup_context=saved[1])
+        for op, backward, setup in saved:
+            op.register_autograd(backward, setup_context=setup)

@@ -4,9 +4,9 @@ The pipeline (measured in ../shared/TORCH.md; plain `torch.export` of a function
 `autograd.grad` fails):
 
 1. `make_fx(tracing_mode="symbolic")` over atomic energies plus `autograd.grad` of the owned
-   energy, with the opaque backward of `halo_forward_static` installed (ops.py): an aten-level
-   graph whose outputs are `(atomic_energies, forces)` and whose only custom ops are the halo
-   ops of doc/torch_models.md;
+   energy, with the opaque backwards of `halo_forward_static` and `per_system_reduce` installed
+   (ops.py): an aten-level graph whose outputs are `(atomic_energies, forces)` and whose only
+   custom ops are the halo ops of doc/torch_models.md;
 2. `torch.export.export(strict=False, prefer_deferred_runtime_asserts_over_guards=True)` with
    dynamic row, edge and halo counts, each in [0, inf) (`size_oblivious()` through steps 1-3);
 3. `torch._inductor.aoti_compile_and_package` (`.pt2`), or `torch.jit.script` of the graph of
@@ -82,12 +82,6 @@ def check_graph_ops(gm: torch.fx.GraphModule) -> list[str]:
             f"the force graph calls collective ops {c10d}, which a LAMMPS process cannot run: a "
             "halo op's backward was traced through nvalchemi's collective formula. Call the halo "
             "ops through torch.ops.nvalchemi.* so that the exporter's opaque backward applies")
-    if f"{ops.NAMESPACE}::per_system_reduce" in names:
-        raise ExportError(
-            "the force graph calls nvalchemi::per_system_reduce: a per-system sum over all ranks, whose "
-            "gradient needs a sum over all ranks as well, which contract 1 has no op for (traced here, its "
-            "backward would only index the local gradient, and forces across ranks would be wrong). Export "
-            "a model whose atomic energies depend on atoms within its receptive field only")
     unknown = [n for n in names if n not in ops.KNOWN_OPS]
     if unknown:
         raise ExportError(

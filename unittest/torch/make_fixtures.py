@@ -17,7 +17,33 @@ The `mace` set (`--set mace`; DISTSPEC_PYTHON_MACE's environment, with mace-torc
   ref_mace_L2.json                     MACE's own periodic evaluation (mace_model.py)
   fixtures_mace.json
 
-Both write cuni_fcc.data, a 108-atom Cu/Ni fcc crystal, rattled (LAMMPS data file, atom style
+The `twin` set (`--set twin`; DISTSPEC_PYTHON's environment): the built-in `mpnn` of
+potentials/cu_mpnn_L2.json rewritten in PyTorch (native_mpnn.py), which LAMMPS runs beside the
+native model on the same deck (no reference file: each backend is the other's):
+
+  native_mpnn_L2.{pt2,json,spec.json}     AOTInductor, elements/cutoff/units of the native file
+  native_mpnn_L2_ts.{pt,json,spec.json}   TorchScript
+  fixtures_twin.json                      as above; each model's "native" is its native file
+
+The `aimnet` set (`--set aimnet`; DISTSPEC_PYTHON's environment, with aimnet):
+
+  aimnet_P3.{pt2,json,spec.json}       a 3-pass AIMNet2 with random weights, fp64, AOTInductor,
+                                       its spec nvalchemi's AIMNet2 halo spec, atomic numbers sharded
+  ref_aimnet_P3.json                   AIMNet2's own periodic evaluation (aimnet_model.py)
+  molecules.data                       108 atoms of 27 small H/C/N/O molecules in a 9.9 A box
+  fixtures_aimnet.json                 elements H C N O, cutoff 4.0, units metal
+
+The `sevennet` set (`--set sevennet`; DISTSPEC_PYTHON_SEVENN's environment, with sevenn, GPL-3.0:
+made at test time, never committed):
+
+  7net0.{pt2,json,spec.json}           SevenNet-0 (sevenn's '7net-0'), fp32, AOTInductor, the elements
+                                       of all four structures; its spec the sevennet kind's own
+  si_diamond.data, cu_fcc.data, nacl_triclinic.data, basrtio3.data
+                                       small crystals, rattled (sevennet_model.py), types = own elements
+  ref_7net0_<structure>.json           SevenNet's own SevenNetCalculator on each
+  fixtures_sevennet.json               "structures": data file, type elements, reference of each
+
+The other sets write cuni_fcc.data, a 108-atom Cu/Ni fcc crystal, rattled (LAMMPS data file, atom style
 atomic), and the references are on it. Elements Cu Ni (type 1 Cu, type 2 Ni:
 `pair_coeff * * toy_mpnn_L2.json Cu Ni`), cutoff 4.5, units metal. The toy models' spec is
 nvalchemi's own SPEC_MPNN_HALO, as its `save()` writes it.
@@ -53,9 +79,19 @@ DATA = "cuni_fcc.data"
 SETS = {  # set: {name: (layers, format)}
     "toy": {"toy_mpnn_L2": (2, "aoti"), "toy_mpnn_L4": (4, "aoti"), "toy_mpnn_L2_ts": (2, "torchscript")},
     "mace": {"mace_L2": (2, "aoti")},
+    "twin": {"native_mpnn_L2": (2, "aoti"), "native_mpnn_L2_ts": (2, "torchscript")},
+    "aimnet": {"aimnet_P3": (3, "aoti")},
+    "sevennet": {"7net0": (5, "aoti")},
 }
-MANIFEST = {"toy": "fixtures.json", "mace": "fixtures_mace.json"}
-PYTHON_VAR = {"toy": "DISTSPEC_PYTHON", "mace": "DISTSPEC_PYTHON_MACE"}
+MANIFEST = {"toy": "fixtures.json", "mace": "fixtures_mace.json", "twin": "fixtures_twin.json",
+            "aimnet": "fixtures_aimnet.json", "sevennet": "fixtures_sevennet.json"}
+PYTHON_VAR = {"toy": "DISTSPEC_PYTHON", "mace": "DISTSPEC_PYTHON_MACE", "twin": "DISTSPEC_PYTHON",
+              "aimnet": "DISTSPEC_PYTHON", "sevennet": "DISTSPEC_PYTHON_SEVENN"}
+NATIVE = {2: "potentials/cu_mpnn_L2.json"}  # the twin set's native model files, by layers (repository paths)
+REPO = HERE.parents[1]
+# The aimnet set's; its graph's neighbour matrix (96 wide) holds neighbour lists up to cutoff + 1.0.
+AIMNET = {"elements": ["H", "C", "N", "O"], "cutoff": 4.0, "data": "molecules.data", "max_skin": 1.0}
+SEVENNET = {"cutoff": 5.0, "precision": "fp32", "license": "GPL-3.0-only (sevenn 0.13.0, SevenNet-0)"}
 
 
 def crystal():
@@ -68,7 +104,9 @@ def crystal():
 def sources_hash(versions: str) -> str:
     """What the fixtures are made from: the sources that make them and the library versions."""
     h = hashlib.sha256(versions.encode())
-    files = [HERE / f for f in ("make_fixtures.py", "periodic.py", "reference.py", "toy_mpnn.py", "mace_model.py")]
+    files = [HERE / f for f in ("make_fixtures.py", "periodic.py", "reference.py", "toy_mpnn.py", "mace_model.py",
+                                "native_mpnn.py", "aimnet_model.py", "sevennet_model.py")]
+    files += [REPO / f for f in NATIVE.values()]
     files += sorted((HERE.parents[1] / "tools" / "distspec_export").glob("*.py"))
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes())
@@ -81,7 +119,9 @@ def up_to_date(out: Path, which: str, digest: str) -> bool:
     except (OSError, ValueError):
         return False
     models = manifest.get("models", {})
-    names = [DATA] + [m[k] for m in models.values() for k in ("model_file", "graph", "reference")]
+    names = [manifest["data"]] if "data" in manifest else []  # the sevennet set has one per structure
+    names += [m[k] for m in models.values() for k in ("model_file", "graph", "reference") if k in m]
+    names += [s[k] for s in manifest.get("structures", {}).values() for k in ("data", "reference")]
     return manifest.get("sources") == digest and set(models) == set(SETS[which]) \
         and all((out / n).is_file() for n in names)
 
@@ -106,8 +146,75 @@ def mace_models():
                "It predicts nothing.", f"unittest/torch/mace_model.py build(interactions={layers}, seed=0)")
 
 
+def twin_models():
+    """The native mpnn's twin, with the native model file's elements, cutoff and units."""
+    import native_mpnn  # noqa: PLC0415
+
+    for name, (layers, fmt) in SETS["twin"].items():
+        native = REPO / NATIVE[layers]
+        model = native_mpnn.build(str(native))
+        yield (name, model, str(native.parent / json.loads(native.read_text())["spec"]), fmt,
+               f"TEST model: the built-in mpnn of {NATIVE[layers]} rewritten in PyTorch. It predicts nothing.",
+               f"unittest/torch/native_mpnn.py build('{NATIVE[layers]}')")
+
+
+def aimnet_models():
+    import aimnet_model  # noqa: PLC0415
+
+    for name, (passes, fmt) in SETS["aimnet"].items():
+        yield (name, aimnet_model.build(rc=AIMNET["cutoff"], passes=passes), None, fmt,
+               f"TEST model with random weights: AIMNet2 ({passes} passes, 8 features x 8 shifts). "
+               "It predicts nothing.", f"unittest/torch/aimnet_model.py build(passes={passes}, seed=0)")
+
+
+def sevennet_models():
+    from distspec_export import sevennet  # noqa: PLC0415
+
+    for name, (blocks, fmt) in SETS["sevennet"].items():
+        yield (name, sevennet.checkpoint("7net-0"), None, fmt,
+               f"SevenNet-0 (11Jul2024, {blocks} interaction blocks), exported for the tests",
+               "sevenn 0.13.0 (PyPI), sevenn.util.load_checkpoint('7net-0')")
+
+
+def sevennet_structures() -> dict[str, dict]:
+    """The sevennet set's structures, as its manifest lists them: data file, type elements, reference."""
+    import sevennet_model  # noqa: PLC0415
+
+    model = next(iter(SETS["sevennet"]))
+    return {name: {"data": f"{name}.data", "type_elements": elements, "reference": f"ref_{model}_{name}.json"}
+            for name, (elements, _, _) in sevennet_model.STRUCTURES.items()}
+
+
 def references(which: str, out: Path) -> list[tuple[str, dict]]:
     """(file name, reference) of each model of the set, on the data file."""
+    if which == "twin":
+        return []
+    if which == "sevennet":
+        import periodic  # noqa: PLC0415
+        import sevennet_model  # noqa: PLC0415
+
+        refs = []
+        for s in sevennet_structures().values():
+            system = periodic.read_data(out / s["data"])
+            ref = {"model": "sevennet 7net-0", "data_file": s["data"], "type_elements": s["type_elements"],
+                   "units": UNITS, "n_edges": int(periodic.rows(system, SEVENNET["cutoff"], SEVENNET["cutoff"])
+                                                   .edge_index.shape[1])}
+            ref.update(sevennet_model.native(system, s["type_elements"]))
+            refs.append((s["reference"], ref))
+        return refs
+    if which == "aimnet":
+        import aimnet_model  # noqa: PLC0415
+        import periodic  # noqa: PLC0415
+
+        refs = []
+        for name, (passes, _) in SETS["aimnet"].items():
+            ref = {"model": {"module": "aimnet_model.build", "passes": passes, "rc": AIMNET["cutoff"], "seed": 0},
+                   "data_file": AIMNET["data"], "type_elements": AIMNET["elements"], "units": UNITS}
+            model = aimnet_model.build(rc=AIMNET["cutoff"], passes=passes)
+            ref.update(aimnet_model.native(model, periodic.read_data(out / AIMNET["data"]), AIMNET["elements"],
+                                           AIMNET["cutoff"]))
+            refs.append((f"ref_{name}.json", ref))
+        return refs
     if which == "toy":
         import reference  # noqa: PLC0415
 
@@ -139,7 +246,7 @@ def set_of(argv: list[str]) -> str:
 def environment(argv: list[str], what: str) -> list[str]:
     """Re-run in the Python environment the set needs (in_env.py); argv without --python."""
     which = set_of(argv)
-    need = ("mace",) if which == "mace" else ()
+    need = {"mace": ("mace",), "sevennet": ("sevenn",)}.get(which, ())
     return in_env.ensure(argv, what, PYTHON_VAR.get(which, "DISTSPEC_PYTHON"), need=need)
 
 
@@ -166,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         import mace  # noqa: PLC0415
 
         versions += f" mace {getattr(mace, '__version__', '?')}"
+    if args.set == "sevennet":
+        import sevenn  # noqa: PLC0415
+
+        versions += f" sevenn {getattr(sevenn, '__version__', '?')}"
     digest = sources_hash(versions)
     if not args.force and not args.only and up_to_date(out, args.set, digest):
         print(f"{args.set} fixtures in {out} are up to date ({versions}); --force remakes them")
@@ -175,11 +286,32 @@ def main(argv: list[str] | None = None) -> int:
     seconds: dict[str, dict[str, float] | float] = {}
     manifest: dict = {"elements": ELEMENTS, "cutoff": CUTOFF, "units": UNITS, "data": DATA, "versions": versions,
                       "sources": digest if not args.only else "", "models": {}}
-    for name, model, spec, fmt, description, source in (toy_models() if args.set == "toy" else mace_models()):
+    models = {"toy": toy_models, "mace": mace_models, "twin": twin_models, "aimnet": aimnet_models,
+              "sevennet": sevennet_models}[args.set]()
+    if args.set == "aimnet":
+        manifest.update(AIMNET)
+    if args.set == "sevennet":
+        import sevennet_model  # noqa: PLC0415
+
+        del manifest["data"]  # one per structure
+        manifest.update(elements=sevennet_model.ELEMENTS, cutoff=SEVENNET["cutoff"], structures=sevennet_structures())
+    for name, model, spec, fmt, description, source in models:
         if args.only and name not in args.only:
             continue
-        result = export(model, spec, ELEMENTS, CUTOFF, UNITS, out, name, format=fmt, description=description,
-                        source=source, license="CC0-1.0", quick_compile=True, log=lambda line: None)
+        if args.set == "twin":  # the native model file's
+            elements, cutoff, units = model.elements, model.cutoff, model.units
+            manifest.update(elements=elements, cutoff=cutoff, units=units)
+        elif args.set == "aimnet":
+            elements, cutoff, units = AIMNET["elements"], AIMNET["cutoff"], UNITS
+        elif args.set == "sevennet":
+            elements, cutoff, units = manifest["elements"], SEVENNET["cutoff"], UNITS
+        else:
+            elements, cutoff, units = ELEMENTS, CUTOFF, UNITS
+        sevennet = args.set == "sevennet"
+        result = export(model, spec, elements, cutoff, units, out, name, format=fmt, description=description,
+                        source=source, license=SEVENNET["license"] if sevennet else "CC0-1.0",
+                        precision=SEVENNET["precision"] if sevennet else "fp64", quick_compile=True,
+                        log=lambda line: None)
         seconds[name] = {k: round(v, 2) for k, v in result.seconds.items()}
         layers = result.message_passing_layers
         manifest["models"][name] = {"model_file": result.model_file.name, "graph": result.graph_file.name,
@@ -188,15 +320,30 @@ def main(argv: list[str] | None = None) -> int:
                                     else f"ref_{name}.json",
                                     "halo_sites": result.halo_sites, "comm_width": result.comm_width,
                                     "export_check": result.deviations}
+        if args.set == "twin":
+            manifest["models"][name]["native"] = NATIVE[layers]
+        if args.set in ("twin", "sevennet"):  # sevennet: a reference per structure
+            del manifest["models"][name]["reference"]
         print(f"{name}: {result.graph_file.name} ({', '.join(f'{k} {v:.1f} s' for k, v in result.seconds.items())}); "
               f"eager check: energies {result.deviations['atomic_energies']:.1e}, "
               f"forces {result.deviations['forces']:.1e}", flush=True)
 
     t0 = time.perf_counter()
     # The other set may be reading it: write beside it, then rename.
-    periodic.write_data(crystal(), out / (DATA + ".tmp"),
-                        "TEST crystal: 108 Cu/Ni atoms, fcc 3x3x3, rattled (make_fixtures.py)")
-    (out / (DATA + ".tmp")).replace(out / DATA)
+    if args.set == "aimnet":
+        import aimnet_model  # noqa: PLC0415
+
+        periodic.write_data(aimnet_model.molecular_box(), out / AIMNET["data"],
+                            "TEST box: 27 small H/C/N/O molecules, turned at random (make_fixtures.py)")
+    elif args.set == "sevennet":
+        import sevennet_model  # noqa: PLC0415
+
+        for name, (_, build, title) in sevennet_model.STRUCTURES.items():
+            periodic.write_data(build(), out / f"{name}.data", f"TEST crystal: {title} (make_fixtures.py)")
+    else:
+        periodic.write_data(crystal(), out / (DATA + ".tmp"),
+                            "TEST crystal: 108 Cu/Ni atoms, fcc 3x3x3, rattled (make_fixtures.py)")
+        (out / (DATA + ".tmp")).replace(out / DATA)
     for file_name, ref in references(args.set, out):
         (out / file_name).write_text(json.dumps(ref, indent=1) + "\n")
         print(f"{file_name}: energy {ref['energy']:.10f} eV, {ref['n_atoms']} atoms, {ref['n_edges']} edges "

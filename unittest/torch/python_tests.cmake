@@ -12,6 +12,14 @@
 #   torch.fixtures_mace, torch.export_mace   the same for a 2-interaction MACE with random
 #                   weights (mace_L2.pt2, ref_mace_L2.json: MACE's own periodic evaluation), in
 #                   DISTSPEC_PYTHON_MACE's environment; ctest fixture torch_mace_fixtures.
+#   torch.fixtures_twin  the built-in mpnn of potentials/cu_mpnn_L2.json rewritten in PyTorch
+#                   (native_mpnn.py), exported (.pt2, .pt); ctest fixture torch_twin_fixtures.
+#   torch.fixtures_aimnet  a 3-pass AIMNet2 with random weights (aimnet_P3.pt2, ref_aimnet_P3.json:
+#                   AIMNet2's own periodic evaluation of molecules.data); ctest fixture
+#                   torch_aimnet_fixtures; torch.export_aimnet checks it as torch.export does.
+#   torch.fixtures_sevennet  SevenNet-0 (sevenn, GPL-3.0, exported at test time: 7net0.pt2, fp32) and
+#                   SevenNetCalculator references on four small crystals; in DISTSPEC_PYTHON_SEVENN's
+#                   environment; ctest fixture torch_sevennet_fixtures.
 #
 # They run in the bootstrap's Python environments (DISTSPEC_PYTHON, DISTSPEC_PYTHON_MACE; the
 # environment variables at test time win over the cache variables). Without one they report
@@ -22,6 +30,8 @@ set(DISTSPEC_PYTHON "$ENV{DISTSPEC_PYTHON}" CACHE FILEPATH
     "Python of the environment with torch and nvalchemi-toolkit (scripts/bootstrap.sh)")
 set(DISTSPEC_PYTHON_MACE "$ENV{DISTSPEC_PYTHON_MACE}" CACHE FILEPATH
     "Python of the environment with mace-torch layered on DISTSPEC_PYTHON's")
+set(DISTSPEC_PYTHON_SEVENN "$ENV{DISTSPEC_PYTHON_SEVENN}" CACHE FILEPATH
+    "Python of the environment with sevenn layered on DISTSPEC_PYTHON's")
 set(DISTSPEC_TORCH_FIXTURES "${CMAKE_CURRENT_BINARY_DIR}/fixtures" CACHE PATH
     "where torch.fixtures writes the torch backend's test models and references")
 
@@ -38,11 +48,30 @@ add_test(NAME torch.fixtures_mace
 add_test(NAME torch.export_mace
   COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}" --set mace
           --python "${DISTSPEC_PYTHON_MACE}")
+add_test(NAME torch.fixtures_twin
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" --set twin
+          --python "${DISTSPEC_PYTHON}")
 set_tests_properties(torch.fixtures PROPERTIES FIXTURES_SETUP torch_fixtures)
+set_tests_properties(torch.fixtures_twin PROPERTIES FIXTURES_SETUP torch_twin_fixtures)
+add_test(NAME torch.fixtures_aimnet
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" --set aimnet
+          --python "${DISTSPEC_PYTHON}")
+add_test(NAME torch.export_aimnet
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}" --set aimnet
+          --python "${DISTSPEC_PYTHON}")
+set_tests_properties(torch.fixtures_aimnet PROPERTIES FIXTURES_SETUP torch_aimnet_fixtures)
+set_tests_properties(torch.export_aimnet PROPERTIES FIXTURES_REQUIRED torch_aimnet_fixtures)
+set_tests_properties(torch.fixtures_aimnet torch.export_aimnet PROPERTIES LABELS torch SKIP_RETURN_CODE 77
+  TIMEOUT 600)
+add_test(NAME torch.fixtures_sevennet
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" --set sevennet
+          --python "${DISTSPEC_PYTHON_SEVENN}")
+set_tests_properties(torch.fixtures_sevennet PROPERTIES FIXTURES_SETUP torch_sevennet_fixtures LABELS torch
+  SKIP_RETURN_CODE 77 TIMEOUT 600)
 set_tests_properties(torch.export PROPERTIES FIXTURES_REQUIRED torch_fixtures)
 set_tests_properties(torch.fixtures_mace PROPERTIES FIXTURES_SETUP torch_mace_fixtures)
 set_tests_properties(torch.export_mace PROPERTIES FIXTURES_REQUIRED torch_mace_fixtures)
-# Both sets write the same data file into the folder: not at the same time.
-set_tests_properties(torch.fixtures torch.fixtures_mace PROPERTIES RESOURCE_LOCK torch_fixtures_dir)
-set_tests_properties(torch.fixtures torch.export torch.fixtures_mace torch.export_mace PROPERTIES
+# The sets write the same data file into the folder: not at the same time.
+set_tests_properties(torch.fixtures torch.fixtures_mace torch.fixtures_twin PROPERTIES RESOURCE_LOCK torch_fixtures_dir)
+set_tests_properties(torch.fixtures torch.export torch.fixtures_mace torch.export_mace torch.fixtures_twin PROPERTIES
   LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -20,9 +20,12 @@ For each fixture of make_fixtures.py (toy_mpnn L2 and L4 as .pt2, L2 as .pt):
 Then distspec-export's command line must stop with a clear message on bad input.
 
 With `--set mace` the same checks run on the MACE fixture (make_fixtures.py --set mace), against
-MACE's own periodic evaluation, which has no halo at all (mace_model.py).
+MACE's own periodic evaluation, which has no halo at all (mace_model.py); with `--set aimnet`
+on the AIMNet2 fixture against AIMNet2's own (aimnet_model.py). A set whose manifest gives
+`max_skin` (AIMNet2: its neighbour matrix has a fixed width) must instead refuse, with a clear
+message, the layouts of a larger skin, whose atoms have more neighbours.
 
-  test_export.py --fixtures DIR [--set toy|mace] [--make] [--python PYTHON]
+  test_export.py --fixtures DIR [--set toy|mace|aimnet] [--make] [--python PYTHON]
 
 --make (or a DIR without the set's manifest) runs make_fixtures.py into DIR first. Prints one
 line per check and `N passed, N failed` last.
@@ -144,10 +147,17 @@ def check_graph(results: Results, fixtures: Path, name: str, entry: dict, manife
     system = periodic.read_data(fixtures / manifest["data"])
     run = trace.load_graph(str(fixtures / entry["graph"]), entry["format"])
     for skin, seed in LAYOUTS:
+        too_wide = skin > manifest.get("max_skin", skin)
         try:
             dev, calls, (n_halo, n_edges) = run_layout(run, system, ref, manifest, skin, seed)
         except Exception as e:  # noqa: BLE001
-            results.report(False, f"{name} vs eager reference, skin {skin}", f"{type(e).__name__}: {str(e)[:300]}")
+            refused = too_wide and "more neighbours than" in str(e)
+            results.report(refused, f"{name} vs eager reference, skin {skin}",
+                           "refused: more neighbours than its max_neighbors" if refused
+                           else f"{type(e).__name__}: {str(e)[:300]}")
+            continue
+        if too_wide:
+            results.report(False, f"{name}, skin {skin}", "ran, though its atoms have more neighbours than it takes")
             continue
         worst = max(dev.values())
         results.report(worst <= TOLERANCE, f"{name} vs eager reference, skin {skin}",

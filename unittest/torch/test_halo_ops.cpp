@@ -82,6 +82,7 @@ TEST_F(HaloOps, SchemasAreNvalchemisExactly) {
       "halo_forward_static_backward(Tensor grad_out, Tensor send_index, Tensor recv_dest, Tensor recv_real, Tensor "
       "n_owned, SymInt world_size) -> Tensor",
       "per_system_reduce(Tensor local_vals, Tensor system_index, SymInt n_systems) -> Tensor",
+      "per_system_reduce_backward(Tensor grad_out, Tensor system_index) -> Tensor",
       "halo_keepalive(Tensor x, Tensor si, Tensor rd, Tensor rr, Tensor no) -> Tensor",
   };
   for (const char* ns : {"nvalchemi", "distspec"})
@@ -91,7 +92,7 @@ TEST_F(HaloOps, SchemasAreNvalchemisExactly) {
       ASSERT_TRUE(op.has_value()) << name;
       EXPECT_EQ(c10::toString(op->schema()), std::string(ns) + "::" + schema);
     }
-  EXPECT_EQ(models::torch_kind::halo_op_names().size(), 10u);
+  EXPECT_EQ(models::torch_kind::halo_op_names().size(), 12u);
 }
 
 TEST_F(HaloOps, ForwardCopiesOwnersIntoHaloRows) {
@@ -240,6 +241,48 @@ TEST_F(HaloOps, AutogradOfPerSystemReduceAllReducesThenGathers) {
   // Each rank's gradient is summed over the two ranks (x2), then gathered to owned rows by system.
   EXPECT_EQ(values(g), (std::vector<double>{6, 8, 2, 4, 6, 8, 0, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(halo.log, (Log{"all_reduce", "all_reduce"}));
+}
+
+// The opaque backward the exporter traces (tools/distspec_export/ops.py) against an independent
+// reference: the gradient summed over the two ranks, row i of the result the gradient of
+// system_index[i] for owned rows, zero for halo rows. Its adjoint is per_system_reduce.
+TEST_F(HaloOps, PerSystemReduceBackwardAllReducesThenGathersIntoOwnedRows) {
+  attach();
+  ActiveDispatcher active(dispatch);
+  const at::Tensor system = at::tensor({1, 0, 1, 1, 0, 0, 1}, at::kLong);
+  const at::Tensor grad_out = at::tensor({1.0, 2.0, 3.0, 4.0}, at::kFloat).reshape({2, 2});
+  for (const char* op : {"nvalchemi::per_system_reduce_backward", "distspec::per_system_reduce_backward"}) {
+    SCOPED_TRACE(op);
+    halo.log.clear();
+    const at::Tensor g = call(op, {grad_out, system});
+    EXPECT_EQ(g.scalar_type(), at::kFloat);
+    EXPECT_EQ(g.sizes(), (std::vector<int64_t>{kRows, 2}));
+    std::vector<double> expected(kRows * 2, 0.0);
+    const std::vector<double> per_system{1, 2, 3, 4};
+    for (std::size_t i = 0; i < kOwned; ++i)
+      for (std::size_t c = 0; c < 2; ++c)
+        expected[i * 2 + c] = 2 * per_system[system[i].item<int64_t>() * 2 + c];  // two ranks
+    EXPECT_EQ(values(g), expected);
+    EXPECT_EQ(halo.log, Log{"all_reduce"});
+  }
+  // The same as per_system_reduce's own autograd.
+  const at::Tensor x = numbered_rows().requires_grad_(true);
+  const at::Tensor sums = call("nvalchemi::per_system_reduce", {x, system, int64_t(2)});
+  const at::Tensor weight = grad_out.to(at::kDouble);
+  EXPECT_EQ(values(torch::autograd::grad({(sums * weight).sum()}, {x})[0]),
+            values(call("nvalchemi::per_system_reduce_backward", {weight, system})));
+  // <B g, x> = <g, B^T x> through its autograd kernel, B^T being per_system_reduce.
+  at::manual_seed(11);
+  const at::Tensor g = at::randn({2, 3}, at::kDouble).requires_grad_(true);
+  const at::Tensor y = at::randn({kRows, 3}, at::kDouble);
+  const at::Tensor bg = call("distspec::per_system_reduce_backward", {g, system});
+  const at::Tensor grad = torch::autograd::grad({(bg * y).sum()}, {g})[0];
+  EXPECT_NEAR((bg * y).sum().item<double>(), (g * grad).sum().item<double>(), 1e-12);
+  EXPECT_EQ(values(grad), values(call("distspec::per_system_reduce", {y, system, int64_t(2)})));
+  // Bad arguments name the op.
+  EXPECT_NE(error_of([&] { call("nvalchemi::per_system_reduce_backward", {grad_out, system.to(at::kFloat)}); })
+                .find("nvalchemi::per_system_reduce_backward: system_index must be an integer vector"),
+            std::string::npos);
 }
 
 // TorchScript resolves the ops by schema, so a scripted graph calls DISTSPEC's kernels.

@@ -2,15 +2,19 @@
 // AOTInductor packages, 2 layers as TorchScript) on 1, 2 and 4 ranks, each processor grid,
 // newton on and off, the plain and (in KOKKOS builds) the /kk style, against the eager PyTorch
 // model evaluated on the whole periodic system in one process (reference.py): energy, forces and
-// per-atom energy by atom tag, and the virial, to 1e-10 relative in fp64.
+// per-atom energy by atom tag, and the virial, to 1e-10 relative in fp64. NativeTwin/*: the
+// built-in mpnn and its PyTorch rewrite, each the other's reference, on the same deck. Sevennet/*:
+// SevenNet-0 in fp32 against SevenNet's own calculator on one rank, and N ranks against one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <mpi.h>
 #include <nlohmann/json.hpp>
 
+#include "decks.h"
 #include "lammps_session.h"
 #include "reference_comparison.h"
 
@@ -101,6 +105,34 @@ double deviation(const std::vector<double>& got, const std::vector<double>& ref)
   return worst / (scale > 0.0 ? scale : 1.0);
 }
 
+// Energy, forces, per-atom energy and virial of a run against its reference.
+struct Deviations {
+  double energy, forces, energy_atom, virial;
+};
+
+// Energy relative to the reference's; the others relative to the reference's largest magnitude,
+// or, with `absolute_per_atom`, forces and per-atom energies as plain differences (eV/A, eV).
+Deviations deviations(const Result& got, const Result& ref, bool absolute_per_atom = false)
+{
+  auto per_atom = [&](const std::vector<double>& g, const std::vector<double>& r) {
+    if (!absolute_per_atom) return deviation(g, r);
+    if (g.size() != r.size()) return double(INFINITY);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < r.size(); ++i) worst = std::max(worst, std::isfinite(g[i]) ? std::abs(g[i] - r[i]) : INFINITY);
+    return worst;
+  };
+  return {std::abs(got.energy - ref.energy) / std::abs(ref.energy), per_atom(got.forces, ref.forces),
+          per_atom(got.energy_atom, ref.energy_atom), deviation(got.virial, ref.virial)};
+}
+
+void expect_within(const Deviations& d, const Deviations& tolerance)
+{
+  EXPECT_LE(d.energy, tolerance.energy) << "energy";
+  EXPECT_LE(d.forces, tolerance.forces) << "forces";
+  EXPECT_LE(d.energy_atom, tolerance.energy_atom) << "per-atom energy";
+  EXPECT_LE(d.virial, tolerance.virial) << "virial";
+}
+
 // How the style runs: plain or /kk on host threads, with newton on or off (KOKKOS' package
 // settings matched to it, as unittest/integration/test_kokkos.cpp runs them).
 struct Variant {
@@ -125,7 +157,8 @@ std::vector<Variant> variants()
 }
 
 // A model of one of make_fixtures.py's sets: the toy MPNN (fixtures.json, ctest fixture
-// torch_fixtures) or nvalchemi's MACE (fixtures_mace.json, torch_mace_fixtures).
+// torch_fixtures), nvalchemi's MACE (fixtures_mace.json, torch_mace_fixtures) or AIMNet2
+// (fixtures_aimnet.json, torch_aimnet_fixtures).
 struct Fixture {
   std::string manifest;
   std::string model;
@@ -162,17 +195,12 @@ TEST_P(TorchLammps, EqualsTheEagerModelOnTheWholeSystem)
                                         "\nneighbor 1.0 bin\npair_style distspec halo per_layer\npair_coeff * * " +
                                         dir + "/" + entry["model_file"].get<std::string>() + elements,
                                     variant.args);
-      const double de = std::abs(got.energy - ref.energy) / std::abs(ref.energy);
-      const double df = deviation(got.forces, ref.forces);
-      const double dea = deviation(got.energy_atom, ref.energy_atom);
-      const double dw = deviation(got.virial, ref.virial);
-      EXPECT_LE(de, kTolerance) << "energy " << got.energy << " vs " << ref.energy;
-      EXPECT_LE(df, kTolerance);
-      EXPECT_LE(dea, kTolerance);
-      EXPECT_LE(dw, kTolerance);
+      const Deviations d = deviations(got, ref);
+      expect_within(d, {kTolerance, kTolerance, kTolerance, kTolerance});
       if (dt::world_rank() == 0)
         std::printf("[   info   ] %s %s, processors %s: energy %.1e, forces %.1e, per-atom energy %.1e, virial %.1e\n",
-                    GetParam().model.c_str(), variant.name.c_str(), grid.c_str(), de, df, dea, dw);
+                    GetParam().model.c_str(), variant.name.c_str(), grid.c_str(), d.energy, d.forces, d.energy_atom,
+                    d.virial);
     }
 }
 
@@ -182,6 +210,10 @@ INSTANTIATE_TEST_SUITE_P(Toy, TorchLammps,
                          [](const auto& info) { return info.param.model; });
 INSTANTIATE_TEST_SUITE_P(Mace, TorchLammps, ::testing::Values(Fixture{"fixtures_mace.json", "mace_L2"}),
                          [](const auto& info) { return info.param.model; });
+// AIMNet2's charge equilibration sums over all atoms every pass (per_system_reduce, whose
+// gradient is all-reduced across ranks).
+INSTANTIATE_TEST_SUITE_P(Aimnet, TorchLammps, ::testing::Values(Fixture{"fixtures_aimnet.json", "aimnet_P3"}),
+                         [](const auto& info) { return info.param.model; });
 
 // A slab in a third of the box, split along x: on 2 ranks one rank owns no atom but holds periodic
 // images, on 4 one rank holds no row at all. The graph runs on every rank (its halo ops are
@@ -189,6 +221,7 @@ INSTANTIATE_TEST_SUITE_P(Mace, TorchLammps, ::testing::Values(Fixture{"fixtures_
 TEST_P(TorchLammps, RanksWithoutAtomsEqualOneRank)
 {
   if (dt::world_size() == 1) GTEST_SKIP() << "needs more than one rank";
+  if (this->manifest()["elements"].size() != 2) GTEST_SKIP() << "the slab is a Cu/Ni crystal";
   const std::string dir = fixtures_dir();
   const Json manifest = this->manifest();
   const std::string setup = R"(
@@ -249,6 +282,159 @@ run 50 post no
   // Round-off of a different summation order grows along the trajectory: 1e-9, not 1e-10.
   for (int k = 0; k < 3; ++k) EXPECT_LE(deviation(many[k], one[k]), 1e-9) << (k == 0 ? "pe" : k == 1 ? "x" : "f");
 }
+
+// The native backend and the torch backend check each other: the built-in mpnn of
+// potentials/cu_mpnn_L2.json and its PyTorch rewrite (native_mpnn.py, make_fixtures.py --set
+// twin, ctest fixture torch_twin_fixtures) on the same deck and ranks must agree.
+class NativeTwinLammps : public TorchLammps {
+ protected:
+  // pair_style and pair_coeff lines for the native model file and for its exported twin.
+  std::pair<std::string, std::string> pair_lines() const
+  {
+    const Json manifest = this->manifest();
+    const Json& entry = manifest["models"][GetParam().model];
+    const std::string elements = elements_of(manifest);
+    return {"pair_style distspec\npair_coeff * * " + dt::source_dir() + "/" + entry["native"].get<std::string>() +
+                elements,
+            "pair_style distspec\npair_coeff * * " + fixtures_dir() + "/" + entry["model_file"].get<std::string>() +
+                elements};
+  }
+};
+
+// 256 Cu atoms, rattled 0.1 A.
+const std::string kCuCrystal =
+    dt::decks::copper_256 + "displace_atoms all random 0.1 0.1 0.1 2027 units box\nneighbor 1.0 bin\n";
+
+// Energy, forces, virial and per-atom energy by atom, every variant and grid. Not the per-atom
+// virial: the native model splits each edge's r (x) dE/dr between its two atoms, while contract 1
+// carries no per-edge quantity, so a torch model's is r_i (x) f_i per row; both sum to the same
+// virial, which is compared.
+TEST_P(NativeTwinLammps, EqualsTheNativeModel)
+{
+  const auto [native, twin] = pair_lines();
+  for (const Variant& variant : variants())
+    for (const std::string& grid : dt::processor_grids()) {
+      SCOPED_TRACE(variant.name + ", processors " + grid);
+      const std::string setup = std::string("atom_style atomic\nboundary p p p\nnewton ") +
+                                (variant.newton ? "on" : "off") + "\nprocessors " + grid + kCuCrystal;
+      const dt::Deviation d = dt::compare(dt::evaluate(setup, twin, variant.args),
+                                          dt::evaluate(setup, native, variant.args));
+      const double worst = std::max({d.pe, d.forces, d.virial, d.energy_atom});
+      EXPECT_LE(worst, kTolerance) << dt::describe(d);
+      if (dt::world_rank() == 0)
+        std::printf("[   info   ] %s vs native, %s, processors %s: pe %.1e, forces %.1e, virial %.1e, per-atom "
+                    "energy %.1e\n", GetParam().model.c_str(), variant.name.c_str(), grid.c_str(), d.pe, d.forces,
+                    d.virial, d.energy_atom);
+    }
+}
+
+// 50 NVE steps at 600 K, neighbour lists rebuilt every 5 steps (atoms migrate, shapes change):
+// both backends end in the same place.
+TEST_P(NativeTwinLammps, MdWithReneighbouringEqualsTheNativeModel)
+{
+  const auto [native, twin] = pair_lines();
+  // Energy, positions and forces after the run, by tag.
+  auto md = [&](const std::string& pair) {
+    dt::LammpsSession lmp;
+    lmp.run("plugin load " + dt::plugin_path() + "\natom_style atomic\n" + kCuCrystal +
+            "neigh_modify every 5 delay 0 check no\n" + pair + R"(
+velocity all create 600.0 4928 loop geom
+fix nve all nve
+timestep 0.002
+thermo_style custom step pe
+run 50 post no
+)");
+    return std::vector<std::vector<double>>{{lmp.thermo("pe")}, lmp.gather("x", 3), lmp.gather("f", 3)};
+  };
+  const std::vector<std::vector<double>> a = md(twin), b = md(native);
+  for (int k = 0; k < 3; ++k) {
+    const double d = deviation(a[k], b[k]);
+    EXPECT_LE(d, kTolerance) << (k == 0 ? "pe" : k == 1 ? "x" : "f");
+    if (dt::world_rank() == 0)
+      std::printf("[   info   ] %s vs native after 50 steps on %d ranks: %s %.1e\n", GetParam().model.c_str(),
+                  dt::world_size(), k == 0 ? "pe" : k == 1 ? "x" : "f", d);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(NativeTwin, NativeTwinLammps,
+                         ::testing::Values(Fixture{"fixtures_twin.json", "native_mpnn_L2"},
+                                           Fixture{"fixtures_twin.json", "native_mpnn_L2_ts"}),
+                         [](const auto& info) { return info.param.model; });
+
+// SevenNet-0 (make_fixtures.py --set sevennet, ctest fixture torch_sevennet_fixtures): one fp32 .pt2
+// whose elements cover four small crystals, each a data file whose types are its own elements.
+class SevennetLammps : public ::testing::TestWithParam<std::string> {
+ protected:
+  // Units, box and atoms of the structure, neighbour settings.
+  std::string setup() const
+  {
+    return "units metal\natom_style atomic\nboundary p p p\nread_data " + fixtures_dir() + "/" +
+           structure()["data"].get<std::string>() + "\nneighbor 1.0 bin\n";
+  }
+  // pair_style and pair_coeff lines: the model file, the structure's type elements.
+  std::string pair() const
+  {
+    std::string elements;
+    for (const auto& e : structure()["type_elements"]) elements += " " + e.get<std::string>();
+    return "pair_style distspec\npair_coeff * * " + fixtures_dir() + "/" +
+           manifest_["models"]["7net0"]["model_file"].get<std::string>() + elements + "\n";
+  }
+  const Json& structure() const { return manifest_["structures"][GetParam()]; }
+  void SetUp() override { manifest_ = read_json(fixtures_dir() + "/fixtures_sevennet.json"); }
+
+  Json manifest_;
+};
+
+// fp32 throughout (SevenNet-0's weights): the graph and SevenNet's calculator both sum in fp32, in
+// different orders and from differently rounded edge vectors (positions cast after, not before,
+// the periodic images are made), so energies agree to a few fp32 ulps of the total.
+constexpr double kSevennetForce = 1e-5;      // eV/A, largest |f - f_ref| of any component
+constexpr double kSevennetEnergy = 1e-6;     // relative, total energy
+constexpr double kSevennetAtomEnergy = 1e-5; // eV, largest per-atom energy difference
+constexpr double kSevennetVirial = 1e-5;     // relative to the largest virial component
+// N ranks against one: the same fp32 graph on other rows, edges and summation orders.
+constexpr double kSevennetRanks = 1e-5;
+
+// One rank against SevenNet's own ASE calculator (SevenNetCalculator('7net-0'), whole periodic
+// system, images as edge shifts).
+TEST_P(SevennetLammps, OneRankEqualsSevenNetsCalculator)
+{
+  if (dt::world_size() != 1) GTEST_SKIP() << "one rank; N ranks are compared with one by NRanksEqualOneRank";
+  const Result ref = reference_of(read_json(fixtures_dir() + "/" + structure()["reference"].get<std::string>()));
+  const Result got = run_lammps(setup() + pair(), {});
+  const Deviations d = deviations(got, ref, /*absolute_per_atom=*/true);
+  expect_within(d, {kSevennetEnergy, kSevennetForce, kSevennetAtomEnergy, kSevennetVirial});
+  std::printf("[   info   ] 7net0 on %s vs SevenNetCalculator: energy %.1e (relative), forces %.1e eV/A, per-atom "
+              "energy %.1e eV, virial %.1e (relative)\n", GetParam().c_str(), d.energy, d.forces, d.energy_atom,
+              d.virial);
+}
+
+// N ranks against one (rank 0 alone on MPI_COMM_SELF), every processor grid (on 4 ranks "4 1 1"
+// cuts each box into slabs thinner than the cutoff, so halo rows come from several ranks and
+// several images), newton on and off.
+TEST_P(SevennetLammps, NRanksEqualOneRank)
+{
+  if (dt::world_size() == 1) GTEST_SKIP() << "needs more than one rank";
+  const dt::Observables one = dt::evaluate_on_one_rank(setup(), pair());
+  for (const bool newton : {true, false})
+    for (const std::string& grid : dt::processor_grids()) {
+      const std::string where = std::string("processors ") + grid + ", newton " + (newton ? "on" : "off");
+      SCOPED_TRACE(where);
+      const dt::Deviation d = dt::compare(
+          dt::evaluate("processors " + grid + "\nnewton " + (newton ? "on" : "off") + "\n" + setup(), pair()), one);
+      // Not the per-atom virial: a torch model's is r (x) f of each row, and which images are
+      // rows depends on the grid; the virial, their sum, is compared.
+      EXPECT_LE(std::max({d.pe, d.forces, d.virial, d.energy_atom}), kSevennetRanks) << dt::describe(d);
+      if (dt::world_rank() == 0)
+        std::printf("[   info   ] 7net0 on %s, %d ranks, %s: pe %.1e, forces %.1e, virial %.1e, per-atom energy "
+                    "%.1e\n", GetParam().c_str(), dt::world_size(), where.c_str(), d.pe, d.forces, d.virial,
+                    d.energy_atom);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sevennet, SevennetLammps,
+                         ::testing::Values("si_diamond", "cu_fcc", "nacl_triclinic", "basrtio3"),
+                         [](const auto& info) { return info.param; });
 
 // What a user can get wrong, each reported by every rank at pair_coeff with the model file's
 // name and what to do: model files written from the L2 fixtures' with one thing changed.

@@ -204,12 +204,19 @@ at::Tensor per_system_reduce_kernel(const at::Tensor& local_vals, const at::Tens
 
 // The adjoint of per_system_reduce when every rank differentiates its own energy: rank r holds
 // dE_r/d(sum), the owned rows' gradient is the sum over ranks of it, gathered by system; halo
-// rows were never summed and get none.
+// rows were never summed and get none. One row per entry of system_index.
 template <int NS>
-at::Tensor per_system_reduce_adjoint(const at::Tensor& grad_out, const at::Tensor& system_index, int64_t n_rows) {
+at::Tensor per_system_reduce_adjoint(const at::Tensor& grad_out, const at::Tensor& system_index) {
   return guarded([&] {
-    const std::string op = qualname(NS, "per_system_reduce") + " (backward)";
+    const std::string op = qualname(NS, "per_system_reduce_backward");
+    if (grad_out.dim() < 1 || !at::isFloatingType(grad_out.scalar_type()))
+      fail(op, "grad_out must be floating point with one row per system, found " +
+                   std::string(c10::toString(grad_out.scalar_type())) + " of shape " + shape_of(grad_out));
+    if (system_index.dim() != 1 || !at::isIntegralType(system_index.scalar_type(), false))
+      fail(op, "system_index must be an integer vector, found " + std::string(c10::toString(system_index.scalar_type())) +
+                   " of shape " + shape_of(system_index));
     Dispatcher& dispatch = ActiveAccess::dispatcher(op);
+    const int64_t n_rows = system_index.size(0);
     at::Tensor grad = grad_out.to(at::kCPU, at::kDouble).contiguous().clone();
     dispatch.all_reduce_sum(grad.data_ptr<double>(), static_cast<std::size_t>(grad.numel()));
     ActiveAccess::record(HaloCall{Exchange::all_reduce, static_cast<int>(grad.numel()), false});
@@ -218,9 +225,16 @@ at::Tensor per_system_reduce_adjoint(const at::Tensor& grad_out, const at::Tenso
     shape[0] = n_rows;
     at::Tensor out = at::zeros(shape, grad.options());
     const at::Tensor index = system_index.to(at::kCPU, at::kLong).slice(0, 0, rows);
+    if (rows > 0 && (index.min().item<int64_t>() < 0 || index.max().item<int64_t>() >= grad.size(0)))
+      fail(op, "system_index has entries outside [0, " + std::to_string(grad.size(0)) + ")");
     out.slice(0, 0, rows).copy_(grad.index_select(0, index));
     return out.to(grad_out.device(), grad_out.scalar_type());
   });
+}
+
+template <int NS>
+at::Tensor per_system_reduce_backward_kernel(const at::Tensor& grad_out, const at::Tensor& system_index) {
+  return per_system_reduce_adjoint<NS>(grad_out, system_index);
 }
 
 template <int NS>
@@ -270,16 +284,39 @@ struct PerSystemReduceFunction : torch::autograd::Function<PerSystemReduceFuncti
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& local_vals, const at::Tensor& system_index,
                             int64_t n_systems) {
     ctx->save_for_backward({system_index});
-    ctx->saved_data["rows"] = local_vals.size(0);
     at::AutoDispatchBelowADInplaceOrView below;
     return per_system_reduce_kernel<NS>(local_vals, system_index, n_systems);
   }
+  static variable_list backward(AutogradContext* ctx, variable_list grads);
+};
+
+// per_system_reduce_backward's own adjoint is per_system_reduce (owned rows summed per system,
+// then over ranks), and back: graphs of second derivatives.
+template <int NS>
+struct PerSystemReduceBackwardFunction : torch::autograd::Function<PerSystemReduceBackwardFunction<NS>> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& grad_out, const at::Tensor& system_index) {
+    ctx->save_for_backward({system_index});
+    ctx->saved_data["systems"] = grad_out.size(0);
+    at::AutoDispatchBelowADInplaceOrView below;
+    return per_system_reduce_adjoint<NS>(grad_out, system_index);
+  }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const at::Tensor system_index = ctx->get_saved_variables()[0];
-    return {per_system_reduce_adjoint<NS>(grads[0], system_index, ctx->saved_data["rows"].toInt()), at::Tensor(),
+    return {PerSystemReduceFunction<NS>::apply(grads[0], system_index, ctx->saved_data["systems"].toInt()),
             at::Tensor()};
   }
 };
+
+template <int NS>
+variable_list PerSystemReduceFunction<NS>::backward(AutogradContext* ctx, variable_list grads) {
+  const at::Tensor system_index = ctx->get_saved_variables()[0];
+  return {PerSystemReduceBackwardFunction<NS>::apply(grads[0], system_index), at::Tensor(), at::Tensor()};
+}
+
+template <int NS>
+at::Tensor per_system_reduce_backward_autograd(const at::Tensor& grad_out, const at::Tensor& system_index) {
+  return PerSystemReduceBackwardFunction<NS>::apply(grad_out, system_index);
+}
 
 template <int NS>
 at::Tensor per_system_reduce_autograd(const at::Tensor& local_vals, const at::Tensor& system_index,
@@ -316,6 +353,7 @@ constexpr const char* kSchemas[] = {
     "halo_forward_static_backward(Tensor grad_out, Tensor send_index, Tensor recv_dest, Tensor recv_real, "
     "Tensor n_owned, SymInt world_size) -> Tensor",
     "per_system_reduce(Tensor local_vals, Tensor system_index, SymInt n_systems) -> Tensor",
+    "per_system_reduce_backward(Tensor grad_out, Tensor system_index) -> Tensor",
     "halo_keepalive(Tensor x, Tensor si, Tensor rd, Tensor rr, Tensor no) -> Tensor",
 };
 
@@ -342,6 +380,10 @@ void define_ops(torch::Library& lib) {
   lib.impl("per_system_reduce",
            torch::dispatch(DispatchKey::CompositeExplicitAutograd, TORCH_FN(per_system_reduce_kernel<NS>)));
   lib.impl("per_system_reduce", torch::dispatch(DispatchKey::Autograd, TORCH_FN(per_system_reduce_autograd<NS>)));
+  lib.impl("per_system_reduce_backward",
+           torch::dispatch(DispatchKey::CompositeExplicitAutograd, TORCH_FN(per_system_reduce_backward_kernel<NS>)));
+  lib.impl("per_system_reduce_backward",
+           torch::dispatch(DispatchKey::Autograd, TORCH_FN(per_system_reduce_backward_autograd<NS>)));
   lib.impl("halo_keepalive", torch::dispatch(DispatchKey::CompositeExplicitAutograd, TORCH_FN(keepalive_kernel<NS>)));
   lib.impl("halo_keepalive", torch::dispatch(DispatchKey::Autograd, TORCH_FN(keepalive_autograd<NS>)));
 }
@@ -391,7 +433,8 @@ const std::vector<std::string>& halo_op_names() {
     std::vector<std::string> out;
     for (int ns = 0; ns < 2; ++ns)
       for (const char* op : {"halo_forward_static", "halo_forward_static_backward", "halo_keepalive",
-                             "halo_scatter_correct_static", "per_system_reduce"})
+                             "halo_scatter_correct_static", "per_system_reduce",
+                             "per_system_reduce_backward"})
         out.push_back(qualname(ns, op));
     std::sort(out.begin(), out.end());
     return out;

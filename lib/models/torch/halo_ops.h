@@ -13,6 +13,9 @@
 //       Dispatcher::before_gather_adjoint
 //   per_system_reduce(local_vals, system_index, n_systems)
 //       the owned rows summed per system, then over ranks: Dispatcher::all_reduce_sum
+//   per_system_reduce_backward(grad_out, system_index)
+//       its adjoint: grad_out summed over ranks, then gathered by system_index into the owned
+//       rows (one row per entry of system_index), halo rows zero
 //   halo_keepalive(x, si, rd, rr, no)
 //       the identity on x
 //
@@ -20,8 +23,9 @@
 // the exchange's rows (sizes, n_owned), never used to route: the exchange follows the host's
 // own communication pattern. Each op has an autograd kernel, so a TorchScript graph can take
 // forces in C++: halo_forward_static's adjoint is halo_forward_static_backward (and back),
-// the scatter-correction is its own adjoint, per_system_reduce's is an all-reduce of the
-// gradient followed by a gather by system (each rank differentiates its own energy).
+// the scatter-correction is its own adjoint, per_system_reduce's is per_system_reduce_backward
+// (and back): an all-reduce of the gradient, then a gather by system (each rank differentiates
+// its own energy).
 //
 // This header includes no torch header: C++17 code (the plugin entry) includes it.
 #pragma once

@@ -1,0 +1,139 @@
+"""SevenNet (`sevenn`'s `AtomGraphSequential`, e.g. SevenNet-0) as an energy function of contract 1.
+
+SevenNet calls no halo op itself. Its own LAMMPS parallel mode (`e3gnn/parallel`) sends node
+features forward to the ghosts before each convolution after the first; the same is done here,
+with the contract's inputs:
+
+- node types: `species` (an index into the exported `elements`) becomes SevenNet's type index
+  (its `type_map` of atomic numbers), on every row: layer 0 embeds halo rows from their types,
+  so interaction block 0 reads valid halo features without an exchange;
+- edges: SevenNet's `edge_index` row 0 is the centre (receiver), row 1 the neighbour (sender),
+  the contract's the other way round; `edge_vec` = the sender's row minus the receiver's row
+  (halo rows carry image coordinates, so no cell shift);
+- halo refreshes: `halo_forward_static` on the node features `x` at the start of each
+  interaction block k >= 1 (the features block k-1 left, valid on owned rows only, since edges
+  end on owned rows);
+- output: SevenNet's `atomic_energy` (after `rescale_atomic_energy`); its total-energy and force
+  modules are left out: the host sums owned energies, the exporter differentiates them.
+
+Tracing: `sevenn.nn.convolution.message_gather` sizes its output with `len(node_features)`, which
+fixes the row count under make_fx; the energy function swaps in the same code with
+`.shape[0]`. SevenNet-0's weights and its one-hot embedding are fp32: the kind runs in fp32.
+
+`checkpoint(name)` is the factory `--module distspec_export.sevennet:checkpoint` takes: a
+pretrained name ('7net-0') or a checkpoint path, as `sevenn.util.load_checkpoint` reads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import torch
+
+from .adapters import Adapted
+from .trace import ExportError
+
+BLOCK_START = "_self_connection_intro"  # first module of interaction block k: "<k>_self_connection_intro"
+LAST_MODULE = "rescale_atomic_energy"   # writes the per-atom energy; total energy and forces follow it
+
+
+def checkpoint(name: str = "7net-0") -> torch.nn.Module:
+    """SevenNet's model of a pretrained name or checkpoint file (`sevenn.util.load_checkpoint`)."""
+    try:
+        from sevenn.util import load_checkpoint  # noqa: PLC0415
+    except ImportError as e:
+        raise ExportError(f"exporting SevenNet needs sevenn in this Python environment: {e}") from e
+    return load_checkpoint(name).build_model()
+
+
+def _message_gather(node_features: torch.Tensor, edge_dst: torch.Tensor, message: torch.Tensor) -> torch.Tensor:
+    """sevenn.nn.convolution.message_gather with the row count a symbolic size."""
+    index = edge_dst.view(-1, *([1] * (message.dim() - 1))).expand_as(message)
+    out = torch.zeros([node_features.shape[0], *message.shape[1:]], dtype=node_features.dtype,
+                      device=node_features.device)
+    return out.scatter_reduce(0, index, message, reduce="sum")
+
+
+@contextlib.contextmanager
+def _shape_free_gather() -> Iterator[None]:
+    from sevenn.nn import convolution  # noqa: PLC0415
+
+    saved = convolution.message_gather
+    convolution.message_gather = _message_gather
+    try:
+        yield
+    finally:
+        convolution.message_gather = saved
+
+
+def spec():
+    """nvalchemi's halo spec of a gather-only MPNN: halo rows read after a forward refresh."""
+    from nvalchemi.distributed.spec import (  # noqa: PLC0415
+        DistributionSpec, HaloStoragePolicy, MLIPSpec, OutputKind, OutputSpec)
+
+    return MLIPSpec(distribution=DistributionSpec(policy=HaloStoragePolicy(gather_mode="halo_read")),
+                    outputs={"energy": OutputSpec(OutputKind.PER_GRAPH), "forces": OutputSpec(OutputKind.PER_NODE),
+                             "stress": OutputSpec(OutputKind.PER_GRAPH),
+                             "atomic_energies": OutputSpec(OutputKind.PER_NODE)})
+
+
+def _blocks(model: torch.nn.Module) -> int:
+    names = list(model._modules)
+    if LAST_MODULE not in names or "edge_embedding" not in names:
+        raise ExportError(f"{type(model).__name__} is not a SevenNet model with modules edge_embedding ... "
+                          f"{LAST_MODULE}: {names}")
+    blocks = sum(1 for n in names if n.endswith(BLOCK_START))
+    if not blocks or any(f"{k}{BLOCK_START}" not in names for k in range(blocks)):
+        raise ExportError(f"the SevenNet model's interaction blocks are not named 0{BLOCK_START} ...: {names}")
+    return blocks
+
+
+def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example) -> Adapted:
+    del example  # traced by the exporter as it is
+    try:
+        from ase.data import atomic_numbers as z_of  # noqa: PLC0415 (sevenn depends on ase)
+    except ImportError as e:
+        raise ExportError(f"exporting SevenNet needs sevenn in this Python environment: {e}") from e
+    if dtype != torch.float32:
+        raise ExportError("SevenNet runs in fp32 (its weights and one-hot embedding are fp32): use --precision fp32")
+    blocks = _blocks(model)
+    model_cutoff = float(model.cutoff)
+    if abs(cutoff - model_cutoff) > 1e-9:
+        # Its polynomial envelope is not zero beyond the cutoff: the edges must be exactly its.
+        raise ExportError(f"cutoff {cutoff} is not the SevenNet model's cutoff {model_cutoff}; use --cutoff "
+                          f"{model_cutoff:g}")
+    type_map = dict(model.type_map or {})
+    unknown = [e for e in elements if z_of.get(e) not in type_map]
+    if unknown:
+        raise ExportError(f"elements {unknown} are not among the SevenNet model's {len(type_map)} elements")
+    type_index = torch.tensor([type_map[z_of[e]] for e in elements], dtype=torch.int64)
+
+    model = model.eval()
+    model.set_is_batch_data(False)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    modules = list(model._modules.items())
+    modules = modules[:[n for n, _ in modules].index(LAST_MODULE) + 1]
+    refresh_before = {f"{k}{BLOCK_START}" for k in range(1, blocks)}
+
+    def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+        sender, receiver = edge_index[0], edge_index[1]
+        data = {
+            "x": type_index.to(positions.device).index_select(0, species),
+            "edge_index": torch.stack([receiver, sender]),
+            "edge_vec": positions.index_select(0, sender) - positions.index_select(0, receiver),
+        }
+        with _shape_free_gather():
+            for name, module in modules:
+                if name in refresh_before:
+                    data["x"] = torch.ops.nvalchemi.halo_forward_static(data["x"], send_index, recv_dest, recv_real,
+                                                                         n_owned, 1)
+                data = module(data)
+        return data["atomic_energy"].squeeze(-1)
+
+    return Adapted(energy, "sevennet",
+                   f"SevenNet ({type(model).__name__}, {blocks} interaction blocks, cutoff {model_cutoff:g}, "
+                   f"{len(type_map)} elements)",
+                   f"{type(model).__module__}.{type(model).__qualname__}", spec=spec(),
+                   message_passing_layers=blocks)
