@@ -21,7 +21,7 @@
 #                   SevenNetCalculator references on four small crystals; in DISTSPEC_PYTHON_SEVENN's
 #                   environment; ctest fixture torch_sevennet_fixtures.
 #
-# They run in the bootstrap's Python environments (DISTSPEC_PYTHON, DISTSPEC_PYTHON_MACE; the
+# They run in the bootstrap's Python environments (DISTSPEC_PYTHON, _MACE, _SEVENN; the
 # environment variables at test time win over the cache variables). Without one they report
 # themselves skipped (exit 77), or fail when CI=true, as unittest/interop does. Fixtures made
 # from the same sources and versions are kept (make_fixtures.py --force remakes them).
@@ -36,42 +36,38 @@ set(DISTSPEC_TORCH_FIXTURES "${CMAKE_CURRENT_BINARY_DIR}/fixtures" CACHE PATH
     "where torch.fixtures writes the torch backend's test models and references")
 
 set(_torch_py "${CMAKE_CURRENT_LIST_DIR}")
-add_test(NAME torch.fixtures
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}"
-          --python "${DISTSPEC_PYTHON}")
-add_test(NAME torch.export
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}"
-          --python "${DISTSPEC_PYTHON}")
-add_test(NAME torch.fixtures_mace
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" --set mace
-          --python "${DISTSPEC_PYTHON_MACE}")
-add_test(NAME torch.export_mace
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}" --set mace
-          --python "${DISTSPEC_PYTHON_MACE}")
-add_test(NAME torch.fixtures_twin
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" --set twin
-          --python "${DISTSPEC_PYTHON}")
-set_tests_properties(torch.fixtures PROPERTIES FIXTURES_SETUP torch_fixtures)
-set_tests_properties(torch.fixtures_twin PROPERTIES FIXTURES_SETUP torch_twin_fixtures)
-add_test(NAME torch.fixtures_aimnet
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" --set aimnet
-          --python "${DISTSPEC_PYTHON}")
-add_test(NAME torch.export_aimnet
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}" --set aimnet
-          --python "${DISTSPEC_PYTHON}")
-set_tests_properties(torch.fixtures_aimnet PROPERTIES FIXTURES_SETUP torch_aimnet_fixtures)
-set_tests_properties(torch.export_aimnet PROPERTIES FIXTURES_REQUIRED torch_aimnet_fixtures)
-set_tests_properties(torch.fixtures_aimnet torch.export_aimnet PROPERTIES LABELS torch SKIP_RETURN_CODE 77
-  TIMEOUT 600)
-add_test(NAME torch.fixtures_sevennet
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" --set sevennet
-          --python "${DISTSPEC_PYTHON_SEVENN}")
-set_tests_properties(torch.fixtures_sevennet PROPERTIES FIXTURES_SETUP torch_sevennet_fixtures LABELS torch
-  SKIP_RETURN_CODE 77 TIMEOUT 600)
-set_tests_properties(torch.export PROPERTIES FIXTURES_REQUIRED torch_fixtures)
-set_tests_properties(torch.fixtures_mace PROPERTIES FIXTURES_SETUP torch_mace_fixtures)
-set_tests_properties(torch.export_mace PROPERTIES FIXTURES_REQUIRED torch_mace_fixtures)
-# The sets write the same data file into the folder: not at the same time.
-set_tests_properties(torch.fixtures torch.fixtures_mace torch.fixtures_twin PROPERTIES RESOURCE_LOCK torch_fixtures_dir)
-set_tests_properties(torch.fixtures torch.export torch.fixtures_mace torch.export_mace torch.fixtures_twin PROPERTIES
-  LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# torch_fixture_set(SET PYTHON [EXPORT_TEST] [SHARED_DATA]): torch.fixtures_SET (torch.fixtures
+# for the toy set), the ctest fixture torch_SET_fixtures (torch_fixtures), and with EXPORT_TEST
+# torch.export_SET checking it; SHARED_DATA: the set writes the Cu/Ni data file the others read.
+function(torch_fixture_set set python)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "EXPORT_TEST;SHARED_DATA" "" "")
+  if(set STREQUAL "toy")
+    set(suffix "")
+    set(set_args "")
+  else()
+    set(suffix "_${set}")
+    set(set_args --set ${set})
+  endif()
+  add_test(NAME torch.fixtures${suffix}
+    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/make_fixtures.py" "${DISTSPEC_TORCH_FIXTURES}" ${set_args}
+            --python "${python}")
+  set_tests_properties(torch.fixtures${suffix} PROPERTIES FIXTURES_SETUP torch${suffix}_fixtures
+    LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 600)
+  if(arg_SHARED_DATA)
+    set_tests_properties(torch.fixtures${suffix} PROPERTIES RESOURCE_LOCK torch_fixtures_dir)
+  endif()
+  if(arg_EXPORT_TEST)
+    add_test(NAME torch.export${suffix}
+      COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_export.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}"
+              ${set_args} --python "${python}")
+    set_tests_properties(torch.export${suffix} PROPERTIES FIXTURES_REQUIRED torch${suffix}_fixtures
+      LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 600)
+  endif()
+endfunction()
+
+torch_fixture_set(toy "${DISTSPEC_PYTHON}" EXPORT_TEST SHARED_DATA)
+torch_fixture_set(mace "${DISTSPEC_PYTHON_MACE}" EXPORT_TEST SHARED_DATA)
+torch_fixture_set(twin "${DISTSPEC_PYTHON}" SHARED_DATA)
+torch_fixture_set(aimnet "${DISTSPEC_PYTHON}" EXPORT_TEST)
+torch_fixture_set(sevennet "${DISTSPEC_PYTHON_SEVENN}")
