@@ -1,7 +1,7 @@
 // The fault matrix: rank layouts and run sequences that stress domain decomposition, each run
 // on this mpirun's ranks and compared with the same script on one rank (MPI_COMM_SELF, inside
 // the same job). Registered for 1, 2, 3, 4, 6 and 8 ranks (CMakeLists.txt). The materials are
-// the built-in models (LJ, EAM, message passing) and, in builds with the torch kind, an exported
+// the built-in models (LJ, EAM, message passing) and, in builds with the torch kind, exported
 // PyTorch models (a toy network; SevenNet-0, trained, fp32, in the static cases).
 //
 // Tolerances: a static evaluation must agree to 1e-10 of the largest force (and relative in
