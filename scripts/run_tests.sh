@@ -12,7 +12,9 @@ stage() { printf '\n=== %s (%ds)\n' "$*" $(( $(date +%s) - start )); }
 stage "bootstrap"
 ./scripts/bootstrap.sh
 stage "build"
-mapfile -t builds < <(./scripts/build.sh | tee /dev/stderr | sed -n 's/^BUILD //p')
+# The build's output goes to stderr as well: through a process, since tee /dev/stderr would reopen
+# (and truncate) a log file that stderr is redirected to.
+mapfile -t builds < <(./scripts/build.sh | tee >(cat >&2) | sed -n 's/^BUILD //p')
 
 stage "core under AddressSanitizer + UndefinedBehaviorSanitizer"
 ./scripts/sanitize.sh
