@@ -39,6 +39,11 @@ struct AtomGraph {
   bool has_cell = false;
   std::array<double, 9> cell{};
   std::array<bool, 3> periodic{};
+  // Per row, the owned row whose atom it is (owned rows: themselves; halo rows: the periodic
+  // image's owner), or -1 where that atom is owned by another rank. Given only to models that
+  // ask for it (ModelInfo::needs_owner_rows), which map periodic images onto their owners
+  // instead of reading halo rows.
+  const int* owner_rows = nullptr;
 
   std::size_t n_rows() const { return n_owned + n_halo; }
 };
@@ -90,6 +95,9 @@ struct ModelInfo {
   // declares forces owned-only would drop those parts, so the host refuses it.
   bool forces_on_halo_rows = false;
   bool needs_periodic_cell = false;  // sums over periodic images: AtomGraph::cell, periodic in x, y, z
+  // Maps every halo row onto its owner (AtomGraph::owner_rows) rather than reading halo rows: a
+  // serial model, which runs on one rank only, where every atom's owner is local.
+  bool needs_owner_rows = false;
 };
 
 struct ModelFile;

@@ -65,6 +65,15 @@ void check_promoted_inputs(const ModelFile& file, const ModelInfo& info, const B
                 "add \"" + std::string(field) + "\" to core.shard_fields");
 }
 
+// A serial model maps periodic images onto their owners, which on more ranks live elsewhere.
+void check_serial(const ModelFile& file, const ModelInfo& info, const HostFacts& host) {
+  if (!info.needs_owner_rows || host.n_ranks <= 1) return;
+  fail_run("model " + file.path + " is a serial model (it maps periodic images onto their owners, and has no halo "
+               "exchange), and this run has " + std::to_string(host.n_ranks) + " MPI ranks",
+           "run it on one rank, or export the model for many ranks with tools/distspec-export (its halo ops "
+           "refresh features over LAMMPS' communication)");
+}
+
 // nvalchemi's default shard_fields name charges for every model; only a model that reads them
 // makes a missing charge field an error.
 void check_charges(const ModelFile& file, const ModelInfo& info, const HostFacts& host,
@@ -163,6 +172,8 @@ void check_adapted_ops(const MLIPSpec& spec, const ModelInfo& info, const Bindin
 Binding bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts& host) {
   const BindingSources sources{file.path, file.spec_source};
   Binding binding;
+  // A serial model runs on one rank whatever its spec says: say that before the spec's rules.
+  check_serial(file, info, host);
   check_policy_runs(file.spec, host.n_ranks, sources);
   check_units(file, info, host);
   // A spec written for another model is the cause of most other disagreements: say so first.

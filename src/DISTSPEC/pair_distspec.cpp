@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #if !DISTSPEC_PAIR_HAS_FINISH
 #include "fix_distspec_timing.h"
@@ -444,6 +445,7 @@ void PairDistspec::build_graph()
   graph_.positions = (nall > 0 && promoted("positions")) ? &atom->x[0][0] : nullptr;
   graph_.species = promoted("atomic_numbers") ? species_.data() : nullptr;
   graph_.charges = (promoted("charges") && atom->q_flag) ? atom->q : nullptr;
+  graph_.owner_rows = model_->info().needs_owner_rows ? owner_rows() : nullptr;
 
   timing_.lap(RunTiming::graph);
   // Charges are part of the topology a device model caches, and may change every step (fix qeq).
@@ -451,6 +453,26 @@ void PairDistspec::build_graph()
     rebuild_edges();
     timing_.lap(RunTiming::edges);
   } else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
+}
+
+// Each row's owned row on this rank, by atom ID (-1 where the atom is owned elsewhere), for a
+// serial model; rebuilt with the rows, which change at reneighbouring only.
+const int *PairDistspec::owner_rows()
+{
+  const int nlocal = atom->nlocal;
+  const int nall = nlocal + atom->nghost;
+  if (owner_rows_built_at_ == neighbor->ncalls && static_cast<int>(owner_rows_.size()) == nall)
+    return owner_rows_.data();
+  std::unordered_map<tagint, int> owned;
+  owned.reserve(nlocal);
+  for (int i = 0; i < nlocal; ++i) owned.emplace(atom->tag[i], i);
+  owner_rows_.resize(nall);
+  for (int i = 0; i < nall; ++i) {
+    const auto it = owned.find(atom->tag[i]);
+    owner_rows_[i] = it == owned.end() ? -1 : it->second;
+  }
+  owner_rows_built_at_ = neighbor->ncalls;
+  return owner_rows_.data();
 }
 
 // Edge arrays from the full neighbour list, without atoms of NULL types (which hybrid skip

@@ -92,6 +92,12 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
   // Where the model's kernels run follows the Kokkos execution space (model_device()): the
   // dispatcher binds the host or the CUDA kernels to the views' raw pointers.
   PairDistspec::init_style();
+  // The serial models' owner map is built from host atom IDs by the plain style only.
+  if (model_->info().needs_owner_rows)
+    error->all(FLERR,
+               "pair_style distspec/kk: model {} is a serial model (it maps periodic images onto their owners), "
+               "which distspec/kk does not run; use pair_style distspec (without -sf kk) on one rank",
+               model_file_->path);
 
   // The plain style asked for its own full list whatever `-pk kokkos neigh` says (so `newton on
   // neigh half`, which recent KOKKOS requires, works); KOKKOS builds it on DeviceType.

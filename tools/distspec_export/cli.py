@@ -40,7 +40,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     "forces traced into one graph (AOTInductor .pt2 or TorchScript .pt), the spec, and a "
                     "DISTSPEC model file.",
         epilog=USAGE_EXAMPLE)
-    p.add_argument("--module", required=True, metavar="MOD:ATTR", help="where the model comes from (see below)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--module", metavar="MOD:ATTR", help="where the model comes from (see below)")
+    source.add_argument("--deployed", metavar="FILE",
+                        help="a module SevenNet deployed itself (sevenn_get_model's deployed_serial.pt): write the "
+                             "model file around it; it runs on one MPI rank")
     p.add_argument("--module-args", default="{}", metavar="JSON", help="keyword arguments for a class or factory")
     p.add_argument("--spec", metavar="FILE",
                    help="the MLIPSpec JSON as nvalchemi saved it (required unless the model kind has its own)")
@@ -127,6 +131,17 @@ def main(argv: list[str] | None = None) -> int:
     from .export import export  # noqa: PLC0415
     from .trace import ExportError  # noqa: PLC0415
 
+    if args.deployed:
+        from .sevennet import write_deployed  # noqa: PLC0415
+
+        try:
+            model_file = write_deployed(args.deployed, args.elements, args.cutoff, args.units, args.out, args.name,
+                                        args.description, args.source, args.license)
+        except ExportError as e:
+            print(f"distspec-export: error: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {model_file} (SevenNet's serial module, one MPI rank)")
+        return 0
     try:
         model = build_model(args.module, args.module_args)
         result = export(model, args.spec, args.elements, args.cutoff, args.units, args.out, args.name,

@@ -123,6 +123,24 @@ def write_spec(spec: Any, path: Path) -> dict[str, Any]:
     return d
 
 
+def write_model_file(path: Path, units: str, cutoff: float, elements: list[str], parameters: dict[str, Any],
+                     spec_name: str, description: str, source: str, license: str) -> None:  # noqa: A002
+    """A DISTSPEC model file of the torch kind (doc/torch_models.md)."""
+    path.write_text(json.dumps({
+        "format": "distspec-model",
+        "format_version": 1,
+        "architecture": "torch",
+        "units": units,
+        "cutoff": float(cutoff),
+        "elements": elements,
+        "description": description,
+        "source": source,
+        "license": license,
+        "parameters": parameters,
+        "spec": spec_name,
+    }, indent=1) + "\n")
+
+
 def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str, out_dir: str | Path,
            name: str, format: str = "aoti", precision: str = "fp64", *, kind: str = "auto",  # noqa: A002
            message_passing_layers: int | None = None, description: str | None = None,
@@ -210,20 +228,9 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
         seconds["compile"] = trace.save_torchscript(gm, str(graph_file), metadata)
 
     write_spec(spec_d, spec_file)
-    model_doc = {
-        "format": "distspec-model",
-        "format_version": 1,
-        "architecture": "torch",
-        "units": units,
-        "cutoff": float(cutoff),
-        "elements": elements,
-        "description": description or f"{adapted.description}, exported by distspec-export",
-        "source": source or adapted.source,
-        "license": license or "unknown",
-        "parameters": params,
-        "spec": spec_file.name,
-    }
-    model_file.write_text(json.dumps(model_doc, indent=1) + "\n")
+    write_model_file(model_file, units, cutoff, elements, params, spec_file.name,
+                     description or f"{adapted.description}, exported by distspec-export",
+                     source or adapted.source, license or "unknown")
 
     deviations: dict[str, Any] = {}
     if check_export:

@@ -27,6 +27,7 @@ pretrained name ('7net-0') or a checkpoint path, as `sevenn.util.load_checkpoint
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import Any, Iterator
 
 import torch
@@ -137,3 +138,54 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
                    f"{len(type_map)} elements)",
                    f"{type(model).__module__}.{type(model).__qualname__}", spec=spec(),
                    message_passing_layers=blocks)
+
+
+SERIAL_CONTRACT = "sevennet-serial"
+
+
+def write_deployed(deployed: str | Path, elements: list[str], cutoff: float, units: str, out_dir: str | Path,
+                   name: str, description: str | None = None, source: str | None = None,
+                   license: str | None = None) -> Path:  # noqa: A002
+    """A model file for SevenNet's own serial module (`sevenn_get_model`'s deployed_serial.pt).
+
+    The module is copied beside the model file as NAME.pt and called by the plugin with
+    SevenNet's own inputs (contract "sevennet-serial", lib/models/torch/sevennet_serial.h): one
+    MPI rank, periodic images mapped onto their owners. Its spec is nvalchemi's default
+    `DistributionSpec()` (local storage: one process, no halo). Returns the model file.
+    """
+    import shutil  # noqa: PLC0415
+
+    from nvalchemi.distributed.spec import DistributionSpec, MLIPSpec  # noqa: PLC0415
+
+    from .export import write_model_file  # noqa: PLC0415
+
+    deployed = Path(deployed)
+    if not deployed.is_file():
+        raise ExportError(f"--deployed {deployed}: no such file")
+    extra = {"chemical_symbols_to_index": "", "cutoff": "", "dtype": "", "model_type": ""}
+    try:
+        torch.jit.load(str(deployed), map_location="cpu", _extra_files=extra)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"--deployed {deployed}: not a TorchScript module: {type(e).__name__}: {e}") from e
+    symbols = extra["chemical_symbols_to_index"].decode().split() if extra["chemical_symbols_to_index"] else []
+    if not symbols or not extra["cutoff"]:
+        raise ExportError(f"--deployed {deployed}: no chemical_symbols_to_index or cutoff in the module: it is not "
+                          "one `sevenn_get_model` deployed (without -p)")
+    module_cutoff = float(extra["cutoff"].decode())
+    if abs(module_cutoff - cutoff) > 1e-9 * max(1.0, module_cutoff):
+        raise ExportError(f"--cutoff {cutoff}: the module's cutoff is {module_cutoff}; give that one")
+    missing = [e for e in elements if e not in symbols]
+    if missing:
+        raise ExportError(f"--elements {missing}: not among the module's {len(symbols)} elements")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    graph, spec_file, model_file = out / f"{name}.pt", out / f"{name}.spec.json", out / f"{name}.json"
+    if graph.resolve() != deployed.resolve():
+        shutil.copyfile(deployed, graph)
+    MLIPSpec(DistributionSpec()).save(str(spec_file))
+    write_model_file(model_file, units, cutoff, elements, {"graph": graph.name, "contract": SERIAL_CONTRACT},
+                     spec_file.name,
+                     description or f"SevenNet serial module {deployed.name} ({extra['model_type'].decode()}, "
+                                    f"{extra['dtype'].decode()}), one MPI rank",
+                     source or str(deployed.name), license or "GPL-3.0-only (sevenn)")
+    return model_file

@@ -223,5 +223,19 @@ TEST(BindModel, AGraphPartitionSpecSaysWhichPolicyToUse) {
   EXPECT_NE(e.hint().find("HaloStoragePolicy"), std::string::npos) << e.hint();
 }
 
+
+// A serial model (it maps periodic images onto their owners: SevenNet's own deployed module)
+// runs on one rank, whatever its spec: the message says so before any rule of the spec.
+TEST(BindModel, SerialModelsRunOnOneRank) {
+  const Bound lj = load("lj_argon.json");
+  models::ModelInfo serial = lj.model->info();
+  serial.needs_owner_rows = true;
+  EXPECT_NO_THROW(models::bind_model(lj.file, serial, metal_host(1)));
+  const Error e = binding_error_of(lj.file, serial, metal_host(2));
+  EXPECT_NE(e.message().find("is a serial model"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("this run has 2 MPI ranks"), std::string::npos) << e.message();
+  EXPECT_NE(e.hint().find("export the model for many ranks"), std::string::npos) << e.hint();
+}
+
 }  // namespace
 }  // namespace distspec

@@ -41,6 +41,8 @@ made at test time, never committed):
   si_diamond.data, cu_fcc.data, nacl_triclinic.data, basrtio3.data
                                        small crystals, rattled (sevennet_model.py), types = own elements
   ref_7net0_<structure>.json           SevenNet's own SevenNetCalculator on each
+  7net0_serial.{pt,json,spec.json}     SevenNet-0 as SevenNet deploys it for its own serial pair
+                                       style (sevenn_get_model), run by the plugin on one rank
   fixtures_sevennet.json               "structures": data file, type elements, reference of each
 
 The other sets write cuni_fcc.data, a 108-atom Cu/Ni fcc crystal, rattled (LAMMPS data file, atom style
@@ -174,6 +176,20 @@ def sevennet_models():
         yield (name, sevennet.checkpoint("7net-0"), None, fmt,
                f"SevenNet-0 (11Jul2024, {blocks} interaction blocks), exported for the tests",
                "sevenn 0.13.0 (PyPI), sevenn.util.load_checkpoint('7net-0')")
+
+
+def sevennet_serial(out: Path, elements: list[str]) -> dict:
+    """SevenNet-0 as SevenNet deploys it for its own serial pair style (`sevenn_get_model 7net-0`),
+    with its model file (distspec-export --deployed): {"model_file", "graph"}."""
+    from distspec_export import sevennet  # noqa: PLC0415
+    from sevenn.scripts.deploy import deploy  # noqa: PLC0415
+
+    deployed = out / "7net0_deployed_serial.pt"
+    deploy("7net-0", str(deployed))
+    model_file = sevennet.write_deployed(deployed, elements, SEVENNET["cutoff"], UNITS, out, "7net0_serial",
+                                        license=SEVENNET["license"])
+    deployed.unlink()
+    return {"model_file": model_file.name, "graph": "7net0_serial.pt"}
 
 
 def sevennet_structures() -> dict[str, dict]:
@@ -340,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
 
         for name, (_, build, title) in sevennet_model.STRUCTURES.items():
             periodic.write_data(build(), out / f"{name}.data", f"TEST crystal: {title} (make_fixtures.py)")
+        manifest["serial"] = sevennet_serial(out, manifest["elements"])
     else:
         periodic.write_data(crystal(), out / (DATA + ".tmp"),
                             "TEST crystal: 108 Cu/Ni atoms, fcc 3x3x3, rattled (make_fixtures.py)")

@@ -432,6 +432,32 @@ TEST_P(SevennetLammps, NRanksEqualOneRank)
     }
 }
 
+// SevenNet's own serial module (sevenn_get_model), which maps periodic images onto their owners
+// by atom ID and exchanges nothing: on one rank it equals SevenNet's calculator as the exported
+// graph does; on more ranks every rank stops at init and says what to run instead.
+TEST_P(SevennetLammps, SerialModuleEqualsSevenNetsCalculatorOnOneRank)
+{
+  const std::string model = fixtures_dir() + "/" + manifest_["serial"]["model_file"].get<std::string>();
+  std::string elements;
+  for (const auto& e : structure()["type_elements"]) elements += " " + e.get<std::string>();
+  const std::string pair = "pair_style distspec\npair_coeff * * " + model + elements + "\n";
+  if (dt::world_size() > 1) {
+    dt::LammpsSession lmp;
+    const std::string error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + setup() + pair +
+                                                      "run 0 post no");
+    EXPECT_NE(error.find("is a serial model"), std::string::npos) << error;
+    EXPECT_NE(error.find("run it on one rank, or export the model for many ranks"), std::string::npos) << error;
+    return;
+  }
+  const Result ref = reference_of(read_json(fixtures_dir() + "/" + structure()["reference"].get<std::string>()));
+  const Result got = run_lammps(setup() + pair, {});
+  const Deviations d = deviations(got, ref, /*absolute_per_atom=*/true);
+  expect_within(d, {kSevennetEnergy, kSevennetForce, kSevennetAtomEnergy, kSevennetVirial});
+  std::printf("[   info   ] 7net0 serial module on %s vs SevenNetCalculator: energy %.1e (relative), forces %.1e "
+              "eV/A, per-atom energy %.1e eV, virial %.1e (relative)\n", GetParam().c_str(), d.energy, d.forces,
+              d.energy_atom, d.virial);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sevennet, SevennetLammps,
                          ::testing::Values("si_diamond", "cu_fcc", "nacl_triclinic", "basrtio3"),
                          [](const auto& info) { return info.param; });

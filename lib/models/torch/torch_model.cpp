@@ -20,6 +20,7 @@
 #include "models/json_fields.h"
 #include "models/model_file.h"
 #include "models/torch/halo_ops.h"
+#include "models/torch/sevennet_serial.h"
 
 namespace distspec::models::torch_kind {
 namespace {
@@ -94,7 +95,7 @@ Params parse_params(const ModelFile& file) {
   const int contract = expect_int(require_member(root, "contract", "/parameters"), "/parameters/contract");
   if (contract != kContract)
     fail_value("/parameters/contract",
-               "the graph uses calling convention " + std::to_string(contract) + ", this build runs convention 1",
+               "the graph uses calling convention " + std::to_string(contract) + ", this build runs convention 1 (and \"sevennet-serial\", SevenNet's own serial module)",
                kExportHint);
   p.layers = expect_int(require_member(root, "message_passing_layers", "/parameters"),
                         "/parameters/message_passing_layers");
@@ -549,6 +550,10 @@ void graph_only_kernel(Span<const TensorRef>, Span<const TensorRef>, const void*
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   register_halo_ops();
+  // SevenNet's own serial module, called with SevenNet's inputs (sevennet_serial.h).
+  if (const Json* contract = file.parameters.is_object() ? find_member(file.parameters, "contract") : nullptr;
+      contract && contract->is_string() && contract->get<std::string>() == kSevenNetSerialContract)
+    return make_sevennet_serial(file, device);
   try {
     return std::make_unique<TorchModel>(file, parse_params(file), device);
   } catch (const Error& e) {
