@@ -445,7 +445,6 @@ void PairDistspec::build_graph()
   graph_.positions = (nall > 0 && promoted("positions")) ? &atom->x[0][0] : nullptr;
   graph_.species = promoted("atomic_numbers") ? species_.data() : nullptr;
   graph_.charges = (promoted("charges") && atom->q_flag) ? atom->q : nullptr;
-  graph_.owner_rows = model_->info().needs_owner_rows ? owner_rows() : nullptr;
 
   timing_.lap(RunTiming::graph);
   // Charges are part of the topology a device model caches, and may change every step (fix qeq).
@@ -456,13 +455,11 @@ void PairDistspec::build_graph()
 }
 
 // Each row's owned row on this rank, by atom ID (-1 where the atom is owned elsewhere), for a
-// serial model; rebuilt with the rows, which change at reneighbouring only.
-const int *PairDistspec::owner_rows()
+// serial model.
+void PairDistspec::rebuild_owner_rows()
 {
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
-  if (owner_rows_built_at_ == neighbor->ncalls && static_cast<int>(owner_rows_.size()) == nall)
-    return owner_rows_.data();
   std::unordered_map<tagint, int> owned;
   owned.reserve(nlocal);
   for (int i = 0; i < nlocal; ++i) owned.emplace(atom->tag[i], i);
@@ -471,8 +468,7 @@ const int *PairDistspec::owner_rows()
     const auto it = owned.find(atom->tag[i]);
     owner_rows_[i] = it == owned.end() ? -1 : it->second;
   }
-  owner_rows_built_at_ = neighbor->ncalls;
-  return owner_rows_.data();
+  graph_.owner_rows = owner_rows_.data();
 }
 
 // Edge arrays from the full neighbour list, without atoms of NULL types (which hybrid skip
@@ -503,6 +499,7 @@ void PairDistspec::rebuild_edges()
   graph_.offsets = offsets_.data();
   graph_.senders = senders_.data();
   edges_built_at_ = neighbor->ncalls;
+  if (model_->info().needs_owner_rows) rebuild_owner_rows();
   // Row counts, species and edges change only here: a device model uploads them only then.
   graph_.topology_generation = ++topology_generation_;
 }

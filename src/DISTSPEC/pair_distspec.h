@@ -70,7 +70,7 @@ class PairDistspec : public Pair {
   void load_model(const std::string &model_path);
   void build_graph();
   void rebuild_edges();
-  const int *owner_rows();
+  void rebuild_owner_rows();
   void run_model(const char *style);
   void write_back(int eflag, int vflag);
   void log_setup() const;
@@ -92,8 +92,7 @@ class PairDistspec : public Pair {
   distspec::models::AtomGraph graph_;
   std::vector<int> species_;
   std::vector<int> receivers_, offsets_, senders_;
-  std::vector<int> owner_rows_;  // serial models only (owner_rows())
-  bigint owner_rows_built_at_ = -1;
+  std::vector<int> owner_rows_;  // serial models only, rebuilt with the edges
   bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
   bool expanded_ = false;    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too
   bool report_pending_ = false;    // log the halo report after the first step of a run

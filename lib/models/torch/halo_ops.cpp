@@ -233,11 +233,6 @@ at::Tensor per_system_reduce_adjoint(const at::Tensor& grad_out, const at::Tenso
 }
 
 template <int NS>
-at::Tensor per_system_reduce_backward_kernel(const at::Tensor& grad_out, const at::Tensor& system_index) {
-  return per_system_reduce_adjoint<NS>(grad_out, system_index);
-}
-
-template <int NS>
 at::Tensor keepalive_kernel(const at::Tensor& x, const at::Tensor&, const at::Tensor&, const at::Tensor&,
                             const at::Tensor&) {
   return x.clone();  // the schema promises a fresh tensor, not a view of x
@@ -381,7 +376,7 @@ void define_ops(torch::Library& lib) {
            torch::dispatch(DispatchKey::CompositeExplicitAutograd, TORCH_FN(per_system_reduce_kernel<NS>)));
   lib.impl("per_system_reduce", torch::dispatch(DispatchKey::Autograd, TORCH_FN(per_system_reduce_autograd<NS>)));
   lib.impl("per_system_reduce_backward",
-           torch::dispatch(DispatchKey::CompositeExplicitAutograd, TORCH_FN(per_system_reduce_backward_kernel<NS>)));
+           torch::dispatch(DispatchKey::CompositeExplicitAutograd, TORCH_FN(per_system_reduce_adjoint<NS>)));
   lib.impl("per_system_reduce_backward",
            torch::dispatch(DispatchKey::Autograd, TORCH_FN(per_system_reduce_backward_autograd<NS>)));
   lib.impl("halo_keepalive", torch::dispatch(DispatchKey::CompositeExplicitAutograd, TORCH_FN(keepalive_kernel<NS>)));
