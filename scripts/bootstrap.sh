@@ -134,10 +134,8 @@ build_kokkos() {
 # ---------------------------------------------------------------------------------------------
 # LAMMPS: the source tree stays in the cache (the plugin compiles against its headers) beside
 # the build tree (liblammps.so, lmp, and the generated headers).
-LAMMPS_COMMON=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DBUILD_MPI=ON -DLAMMPS_EXCEPTIONS=ON
-               -DPKG_PLUGIN=ON -DPKG_MANYBODY=ON -DPKG_KSPACE=ON -DPKG_MOLECULE=ON -DFFT=KISS
-               -DCMAKE_CXX_STANDARD=17 -DBUILD_TOOLS=OFF -DBUILD_DOC=OFF -DWITH_JPEG=OFF -DWITH_PNG=OFF
-               -DWITH_GZIP=OFF -DWITH_FFMPEG=OFF)
+# shellcheck source=lammps_options.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lammps_options.sh"
 # build_lammps KEY SRC_TARBALL [CMAKE ARGS...]
 build_lammps() {
   local key=$1 tarball=$2; shift 2

@@ -17,10 +17,10 @@ lammps=$DISTSPEC_LAMMPS_2025/build
 grep -q "DISTSPEC_ENABLE_CUDA:BOOL=ON" "$build/CMakeCache.txt" ||
   { echo "pack_gpu_run: $build is not a CUDA build (configure with -DDISTSPEC_ENABLE_CUDA=ON)" >&2; exit 1; }
 
-ompi_lib=/usr/lib/x86_64-linux-gnu/openmpi/lib
-pmix=/usr/lib/x86_64-linux-gnu/pmix2
 rm -rf "$out"
-mkdir -p "$out"/{bin,lib} "$out/usr/bin" "$out/usr/lib/x86_64-linux-gnu/openmpi/lib" "$out/usr/share" "$out/pmix2/lib" "$out/pmix2/share"
+# shellcheck source=pack_openmpi.sh
+source "$root/scripts/pack_openmpi.sh"
+pack_openmpi "$out"
 
 # DISTSPEC and LAMMPS.
 cp "$lammps/lmp" "$out/bin/"
@@ -29,45 +29,6 @@ cp -L "$build/libdistspec.so" "$out/lib/"
 for exe in unittest/integration/distspec_integration_tests unittest/gpu/distspec_gpu_tests bench/gpu/bench_gpu_models; do
   [ -f "$build/$exe" ] && cp "$build/$exe" "$out/bin/"
 done
-
-# OpenMPI and PMIx, in the layout their install-prefix variables (OPAL_PREFIX, PMIX_INSTALL_PREFIX)
-# relocate: components, help texts, launcher.
-cp -a "$ompi_lib/openmpi3" "$out/usr/lib/x86_64-linux-gnu/openmpi/lib/"
-cp -a /usr/share/openmpi "$out/usr/share/"
-cp -L /usr/bin/orterun /usr/bin/orted "$out/usr/bin/"
-ln -s orterun "$out/usr/bin/mpirun"
-cp -a "$pmix/lib/pmix" "$out/pmix2/lib/"
-cp -a "$pmix/share/pmix" "$out/pmix2/share/"
-
-# Every shared library these load, except the C library itself (the machine's own is newer).
-{
-  for f in "$out"/bin/* "$out"/lib/*.so* "$out"/usr/bin/orte* "$out"/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
-           "$out"/pmix2/lib/pmix/*.so; do
-    LD_LIBRARY_PATH="$out/lib" ldd "$f" 2>/dev/null | awk '$3 ~ /^\// {print $3}'
-  done
-} | sort -u | while read -r lib; do
-  case $(basename "$lib") in
-    libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*|libresolv.so.*) continue ;;
-  esac
-  [ -e "$out/lib/$(basename "$lib")" ] || cp -L "$lib" "$out/lib/"
-done
-
-cat > "$out/env.sh" <<'EOF'
-# Sourced on the GPU machine: the packed LAMMPS, DISTSPEC and OpenMPI come first.
-distspec_run=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-export PATH="$distspec_run/usr/bin:$distspec_run/bin:$PATH"
-export LD_LIBRARY_PATH="$distspec_run/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OPAL_PREFIX="$distspec_run/usr" PMIX_INSTALL_PREFIX="$distspec_run/pmix2"
-export OMPI_MCA_mca_base_component_path="$distspec_run/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3"
-export PMIX_MCA_mca_base_component_path="$distspec_run/pmix2/lib/pmix"
-# One node, shared memory: no network transports to probe; containers often forbid the
-# cross-memory-attach single copy.
-export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_osc=^ucx OMPI_MCA_coll_hcoll_enable=0
-# PMIx's zlib compression component does not load here, and says so on every launch, naming its
-# path on this machine: leave it out, and its warning that nothing compresses.
-export PMIX_MCA_pcompress=^zlib PMIX_MCA_pcompress_base_silence_warning=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-export DISTSPEC_PLUGIN="$distspec_run/lib/libdistspec.so"
-EOF
+pack_libraries "$out" "$out"/bin/* "$out"/lib/liblammps.so.0 "$out"/lib/libdistspec.so
+echo 'export DISTSPEC_PLUGIN="$distspec_run/lib/libdistspec.so"' >> "$out/env.sh"
 du -sh "$out"

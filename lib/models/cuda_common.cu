@@ -53,6 +53,12 @@ std::string device_description() {
   return text;
 }
 
+int current_device() {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Launch timing
 

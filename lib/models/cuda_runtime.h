@@ -12,6 +12,9 @@ namespace distspec::models::cuda {
 bool device_available(std::string* why = nullptr);
 // "NVIDIA H200, sm_90, 132 SMs, 140.4 GiB" for the current device.
 std::string device_description();
+// The device the host selected (cudaSetDevice) in this library's CUDA runtime, which is not
+// the one LibTorch links: the torch model kind places its tensors on this index.
+int current_device();
 
 // Per-kernel timing. While enabled, every kernel launch of the CUDA models is bracketed by a pair
 // of CUDA events (which costs a little and serialises nothing), and its label is charged with

@@ -64,6 +64,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--quick-compile", action="store_true",
                    help="compile faster (no precompiled header, -O0 wrapper; kernels unchanged)")
     p.add_argument("--no-check", action="store_true", help="skip running the graph against the eager model")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                   help="where the graph runs (an AOTInductor package is compiled for one device; default cpu)")
     return p.parse_args(argv)
 
 
@@ -136,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             model_file = write_deployed(args.deployed, args.elements, args.cutoff, args.units, args.out, args.name,
-                                        args.description, args.source, args.license)
+                                        args.description, args.source, args.license, spec=args.spec)
         except ExportError as e:
             print(f"distspec-export: error: {e}", file=sys.stderr)
             return 2
@@ -148,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                         format=args.format, precision=args.precision, kind=args.kind,
                         message_passing_layers=args.layers, description=args.description,
                         source=args.source or args.module, license=args.license,
-                        quick_compile=args.quick_compile, check_export=not args.no_check)
+                        quick_compile=args.quick_compile, check_export=not args.no_check, device=args.device)
     except ExportError as e:
         print(f"distspec-export: error: {e}", file=sys.stderr)
         return 2

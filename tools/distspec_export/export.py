@@ -12,11 +12,12 @@ from typing import Any, Callable
 
 import torch
 
-from . import adapters, check, trace
+from . import adapters, check, ops, trace
 from .trace import ExportError
 
 FORMATS = {"aoti": ".pt2", "torchscript": ".pt"}
 PRECISIONS = {"fp64": torch.float64, "fp32": torch.float32}
+DEVICES = ("cpu", "cuda")
 UNITS = ("lj", "real", "metal", "si", "cgs", "electron", "micro", "nano")  # LAMMPS `units` styles
 HALO_POLICIES = ("halo", "refresh_halo")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -69,6 +70,8 @@ def _spec_dict(spec: Any) -> dict[str, Any]:
     A helper's `replacement` that nvalchemi's loader dropped (it does not import here) is kept
     as the file had it.
     """
+    if not ops.have_nvalchemi():
+        return _raw_spec_dict(spec)
     from nvalchemi.distributed.spec import MLIPSpec  # noqa: PLC0415
 
     if isinstance(spec, MLIPSpec):
@@ -97,6 +100,23 @@ def _spec_dict(spec: Any) -> dict[str, Any]:
     return d
 
 
+def _raw_spec_dict(spec: Any) -> dict[str, Any]:
+    """The spec file as nvalchemi saved it elsewhere, where nvalchemi does not import here: read,
+    not checked (the host checks it when it loads the model file)."""
+    if isinstance(spec, dict):
+        return spec
+    if not isinstance(spec, (str, Path)):
+        raise ExportError("nvalchemi does not import in this Python environment: pass the spec as a JSON file "
+                          "that nvalchemi's MLIPSpec.save() wrote (--spec FILE)")
+    try:
+        d = json.loads(Path(spec).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ExportError(f"cannot read the spec file {spec}: {e}") from e
+    if not isinstance(d, dict) or not isinstance(d.get("core"), dict):
+        raise ExportError(f"the spec file {spec} is not an MLIPSpec as nvalchemi saves it (no 'core' object)")
+    return d
+
+
 def write_spec(spec: Any, path: Path) -> dict[str, Any]:
     """Save the spec as nvalchemi does, with `compile.force_strategy` framework_from_node_energy.
 
@@ -106,8 +126,6 @@ def write_spec(spec: Any, path: Path) -> dict[str, Any]:
     written from the dict rather than from a reloaded spec, since nvalchemi's loader drops a
     helper `replacement` that does not import here; nvalchemi checks the result all the same.
     """
-    from nvalchemi.distributed.spec import MLIPSpec  # noqa: PLC0415
-
     d = _spec_dict(spec)
     old = d.get("compile") or {}
     d["compile"] = {
@@ -115,10 +133,13 @@ def write_spec(spec: Any, path: Path) -> dict[str, Any]:
         "force_strategy": "framework_from_node_energy",
         "stress_via_strain": old.get("stress_via_strain", False),
     }
-    try:
-        MLIPSpec.from_dict(d)
-    except Exception as e:  # noqa: BLE001
-        raise ExportError(f"nvalchemi rejects the spec with compile {d['compile']}: {type(e).__name__}: {e}") from e
+    if ops.have_nvalchemi():
+        from nvalchemi.distributed.spec import MLIPSpec  # noqa: PLC0415
+
+        try:
+            MLIPSpec.from_dict(d)
+        except Exception as e:  # noqa: BLE001
+            raise ExportError(f"nvalchemi rejects the spec with compile {d['compile']}: {type(e).__name__}: {e}") from e
     path.write_text(json.dumps(d, indent=2))
     return d
 
@@ -145,7 +166,7 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
            name: str, format: str = "aoti", precision: str = "fp64", *, kind: str = "auto",  # noqa: A002
            message_passing_layers: int | None = None, description: str | None = None,
            source: str | None = None, license: str | None = None,  # noqa: A002
-           quick_compile: bool = False, check_export: bool = True,
+           quick_compile: bool = False, check_export: bool = True, device: str = "cpu",
            log: Callable[[str], None] = print) -> ExportResult:
     """Export `model` for `pair_style distspec` (doc/torch_models.md, contract 1).
 
@@ -158,7 +179,16 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     Writes `NAME.pt2` (or `NAME.pt`), `NAME.spec.json` and the model file `NAME.json` in
     `out_dir`, then (check_export) runs the graph file on two example crystals with DISTSPEC's
     op semantics (host_ops.py) against the eager model.
+    device: where the graph runs ("cpu" or "cuda"): an AOTInductor package is compiled for one
+    device; the model and the example inputs are moved there for the trace.
     """
+    if device not in DEVICES:
+        raise ExportError(f"device {device!r} must be one of {', '.join(DEVICES)}")
+    if device != "cpu" and format != "aoti":
+        raise ExportError(f"--device {device}: TorchScript graphs run on the cpu here; export an AOTInductor package")
+    if device != "cpu" and check_export:
+        raise ExportError(f"--device {device}: the check runs the graph on the cpu; pass --no-check, and compare "
+                          "the run on the device against a cpu export (bench/sevennet_gpu)")
     elements = _check_arguments(elements, cutoff, units, name, format, precision)
     dtype = PRECISIONS[precision]
     out = Path(out_dir)
@@ -169,6 +199,9 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
 
     t0 = time.perf_counter()
     example = check.examples(len(elements), float(cutoff), dtype)[0]
+    if device != "cpu":
+        model = model.to(device) if isinstance(model, torch.nn.Module) else model
+        example = dataclasses.replace(example, inputs=tuple(t.to(device) for t in example.inputs))
     adapted = adapters.adapt(model, kind, elements, float(cutoff), dtype, example)
     if spec is None:
         if adapted.spec is None:

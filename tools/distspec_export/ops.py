@@ -47,6 +47,26 @@ def import_nvalchemi_ops() -> None:
     import nvalchemi.distributed.compile_refresh  # noqa: F401, PLC0415
 
 
+_nvalchemi: bool | None = None
+
+
+def have_nvalchemi() -> bool:
+    """Whether nvalchemi's ops import here (once per process).
+
+    Where they do not (a GPU machine that cannot install nvalchemi-toolkit and its warp), the
+    exporter defines the ops itself from their schemas (define_standalone_ops) and takes the
+    spec as a file saved by nvalchemi elsewhere.
+    """
+    global _nvalchemi
+    if _nvalchemi is None:
+        try:
+            import_nvalchemi_ops()
+            _nvalchemi = True
+        except ImportError:
+            _nvalchemi = False
+    return _nvalchemi
+
+
 def _row_mask(rows: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return rows.reshape((rows.shape[0],) + (1,) * (like.dim() - 1))
 
@@ -152,14 +172,80 @@ def define_backward_op() -> None:
     _backward_lib = lib
 
 
+def halo_forward_static_reference(padded_in, send_index, recv_dest, recv_real, n_owned, world_size):
+    """`halo_forward_static` on one process: the ghost rows `recv_dest` names (where `recv_real`)
+    are copies of the owned rows `send_index` names."""
+    if world_size != 1:
+        raise RuntimeError("halo_forward_static without nvalchemi runs on one process (world_size 1)")
+    real = recv_dest[recv_real]
+    return padded_in.index_copy(0, real, padded_in.index_select(0, send_index[:real.shape[0]]))
+
+
+def halo_scatter_correct_static_reference(padded_in, send_index, recv_dest, recv_real, n_owned, world_size):
+    """`halo_scatter_correct_static` on one process: ghost rows summed into their owners, then zeroed."""
+    if world_size != 1:
+        raise RuntimeError("halo_scatter_correct_static without nvalchemi runs on one process (world_size 1)")
+    real = recv_dest[recv_real]
+    out = padded_in.index_add(0, send_index[:real.shape[0]], padded_in.index_select(0, real))
+    return out.index_fill(0, real, 0)
+
+
+def per_system_reduce_reference(local_vals, system_index, n_systems):
+    """`per_system_reduce` on one process: rows summed per system."""
+    out = local_vals.new_zeros((n_systems,) + tuple(local_vals.shape[1:]))
+    return out.index_add(0, system_index.long(), local_vals)
+
+
+_standalone_lib: torch.library.Library | None = None
+
+
+def define_standalone_ops() -> None:
+    """nvalchemi's ops defined here, where nvalchemi does not import: its schemas, a fake
+    (shape) kernel, a one-process reference kernel and, as autograd, the opaque backwards
+    (once per process)."""
+    global _standalone_lib
+    if _standalone_lib is not None:
+        return
+    lib = torch.library.Library(NAMESPACE, "FRAGMENT")
+    forward_ops = {"halo_forward_static": halo_forward_static_reference,
+                   "halo_scatter_correct_static": halo_scatter_correct_static_reference}
+    for name, kernel in forward_ops.items():
+        lib.define(name + SCHEMAS[name])
+        lib.impl(name, kernel, "CompositeExplicitAutograd")
+        torch.library.register_fake(f"{NAMESPACE}::{name}", lambda x, *routing: torch.empty_like(x), lib=lib)
+    lib.define("per_system_reduce" + SCHEMAS["per_system_reduce"])
+    lib.impl("per_system_reduce", per_system_reduce_reference, "CompositeExplicitAutograd")
+    torch.library.register_fake(
+        f"{NAMESPACE}::per_system_reduce",
+        lambda local_vals, system_index, n_systems: local_vals.new_empty((n_systems,) + tuple(local_vals.shape[1:])),
+        lib=lib)
+    lib.define("halo_keepalive" + SCHEMAS["halo_keepalive"])
+    lib.impl("halo_keepalive", lambda x, *routing: x.clone(), "CompositeExplicitAutograd")
+    torch.library.register_fake(f"{NAMESPACE}::halo_keepalive", lambda x, *routing: torch.empty_like(x), lib=lib)
+    _standalone_lib = lib
+    define_backward_op()
+    # The forward refresh's adjoint is the opaque backward; the scatter correction's (ghost
+    # rows take their owner's gradient) is the forward refresh.
+    torch.library.register_autograd(f"{NAMESPACE}::halo_forward_static", _backward_by(BACKWARD_OP),
+                                    setup_context=_save_routing, lib=lib)
+    torch.library.register_autograd(f"{NAMESPACE}::halo_scatter_correct_static",
+                                    _backward_by("halo_forward_static"), setup_context=_save_routing, lib=lib)
+    torch.library.register_autograd(f"{NAMESPACE}::per_system_reduce", _reduce_backward,
+                                    setup_context=_save_systems, lib=lib)
+
+
 @contextlib.contextmanager
 def opaque_halo_backward() -> Iterator[None]:
     """Within the block, autograd of `halo_forward_static` and `per_system_reduce` calls the
     opaque backward ops.
 
-    nvalchemi's own formulas are put back on exit.
+    nvalchemi's own formulas are put back on exit. Without nvalchemi, the ops defined here
+    have no other autograd.
     """
-    import_nvalchemi_ops()
+    if not have_nvalchemi():
+        define_standalone_ops()
+        yield
+        return
     define_backward_op()
     from nvalchemi.distributed._core import particle_halo as ph  # noqa: PLC0415
     from nvalchemi.distributed._core import per_system as ps  # noqa: PLC0415

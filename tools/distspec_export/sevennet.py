@@ -27,11 +27,13 @@ pretrained name ('7net-0') or a checkpoint path, as `sevenn.util.load_checkpoint
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import Any, Iterator
 
 import torch
 
+from . import ops
 from .adapters import Adapted
 from .trace import ExportError
 
@@ -136,7 +138,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     return Adapted(energy, "sevennet",
                    f"SevenNet ({type(model).__name__}, {blocks} interaction blocks, cutoff {model_cutoff:g}, "
                    f"{len(type_map)} elements)",
-                   f"{type(model).__module__}.{type(model).__qualname__}", spec=spec(),
+                   f"{type(model).__module__}.{type(model).__qualname__}", spec=spec() if ops.have_nvalchemi() else None,
                    message_passing_layers=blocks)
 
 
@@ -145,19 +147,18 @@ SERIAL_CONTRACT = "sevennet-serial"
 
 def write_deployed(deployed: str | Path, elements: list[str], cutoff: float, units: str, out_dir: str | Path,
                    name: str, description: str | None = None, source: str | None = None,
-                   license: str | None = None) -> Path:  # noqa: A002
+                   license: str | None = None, spec: str | Path | None = None) -> Path:  # noqa: A002
     """A model file for SevenNet's own serial module (`sevenn_get_model`'s deployed_serial.pt).
 
     The module is copied beside the model file as NAME.pt and called by the plugin with
     SevenNet's own inputs (contract "sevennet-serial", lib/models/torch/sevennet_serial.h): one
     MPI rank, periodic images mapped onto their owners. Its spec is nvalchemi's default
-    `DistributionSpec()` (local storage: one process, no halo). Returns the model file.
+    `DistributionSpec()` (local storage: one process, no halo), or `spec`, a file nvalchemi saved,
+    where nvalchemi does not import. Returns the model file.
     """
     import shutil  # noqa: PLC0415
 
-    from nvalchemi.distributed.spec import DistributionSpec, MLIPSpec  # noqa: PLC0415
-
-    from .export import write_model_file  # noqa: PLC0415
+    from .export import _raw_spec_dict, write_model_file  # noqa: PLC0415
 
     deployed = Path(deployed)
     if not deployed.is_file():
@@ -182,7 +183,15 @@ def write_deployed(deployed: str | Path, elements: list[str], cutoff: float, uni
     graph, spec_file, model_file = out / f"{name}.pt", out / f"{name}.spec.json", out / f"{name}.json"
     if graph.resolve() != deployed.resolve():
         shutil.copyfile(deployed, graph)
-    MLIPSpec(DistributionSpec()).save(str(spec_file))
+    if spec is not None:
+        spec_file.write_text(json.dumps(_raw_spec_dict(spec), indent=2))
+    elif ops.have_nvalchemi():
+        from nvalchemi.distributed.spec import DistributionSpec, MLIPSpec  # noqa: PLC0415
+
+        MLIPSpec(DistributionSpec()).save(str(spec_file))
+    else:
+        raise ExportError("nvalchemi does not import in this Python environment: pass --spec FILE, the local spec "
+                          "nvalchemi's MLIPSpec(DistributionSpec()).save() wrote")
     write_model_file(model_file, units, cutoff, elements, {"graph": graph.name, "contract": SERIAL_CONTRACT},
                      spec_file.name,
                      description or f"SevenNet serial module {deployed.name} ({extra['model_type'].decode()}, "

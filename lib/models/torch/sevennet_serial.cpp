@@ -16,6 +16,7 @@
 #include "models/json_fields.h"
 #include "models/model_error.h"
 #include "models/model_file.h"
+#include "models/torch/torch_runtime.h"
 
 namespace distspec::models::torch_kind {
 namespace {
@@ -24,25 +25,22 @@ constexpr char kDeployHint[] =
     "give the module `sevenn_get_model` writes (deployed_serial.pt, without -p), or export the checkpoint for many "
     "ranks with tools/distspec-export --module distspec_export.sevennet:checkpoint";
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 class SevenNetSerial final : public Model {
  public:
-  SevenNetSerial(const ModelFile& file, Device device) : model_path_(file.path) {
+  // TorchScript runs where its module is loaded: on the GPU with 'device cuda', the edges and
+  // types built here and copied over, the edge gradients copied back and summed in fp64.
+  SevenNetSerial(const ModelFile& file, Device device)
+      : model_path_(file.path), device_(torch_device(device)) {
     const Json& params = expect_object(file.parameters, "/parameters", {"graph", "contract"});
     const std::string name = expect_string(require_member(params, "graph", "/parameters"), "/parameters/graph");
     graph_path_ = file.resolve(name);
-    if (device != Device::cpu)
-      throw Error(model_error_id::device, "/parameters/graph",
-                  "SevenNet's serial module runs on the cpu here; this run asks for " + std::string(device_name(device)),
-                  "run with 'device cpu'");
     std::error_code ec;
     if (!std::filesystem::is_regular_file(graph_path_, ec))
       throw Error(model_error_id::io, "/parameters/graph", "graph file " + graph_path_ + " does not exist or is not a file",
                   "the path is relative to the model file's folder");
     torch::jit::ExtraFilesMap extra{{"chemical_symbols_to_index", ""}, {"cutoff", ""}, {"dtype", ""}, {"model_type", ""}};
     try {
-      module_ = torch::jit::load(graph_path_, c10::Device(c10::kCPU), extra);
+      module_ = torch::jit::load(graph_path_, device_, extra);
     } catch (const std::exception& e) {
       throw Error(model_error_id::io, "/parameters/graph",
                   "graph " + graph_path_ + " cannot be loaded as TorchScript: " + first_line(e.what()), kDeployHint);
@@ -112,14 +110,14 @@ class SevenNetSerial final : public Model {
     at::Tensor edge_index = at::empty({2, e}, i64);
     std::copy(centre.begin(), centre.end(), edge_index.data_ptr<int64_t>());
     std::copy(neighbour.begin(), neighbour.end(), edge_index.data_ptr<int64_t>() + e);
-    at::Tensor edge_vec = at::from_blob(vec.data(), {e, 3}, at::dtype(at::kFloat)).to(dtype_, false, true);
+    at::Tensor edge_vec = at::from_blob(vec.data(), {e, 3}, at::dtype(at::kFloat)).to(device_, dtype_, false, true);
     edge_vec.requires_grad_(true);
-    const at::Tensor count = at::full({1}, n, i64);
+    const at::Tensor count = at::full({1}, n, i64).to(device_);
 
     // The module writes into its input dict: a fresh one per call.
     c10::Dict<std::string, at::Tensor> input;
-    input.insert("x", at::from_blob(types.data(), {n}, i64).clone());
-    input.insert("edge_index", edge_index);
+    input.insert("x", at::from_blob(types.data(), {n}, i64).to(device_, at::kLong, false, true));
+    input.insert("edge_index", edge_index.to(device_));
     input.insert("edge_vec", edge_vec);
     input.insert("num_atoms", count);
     input.insert("nlocal", count.clone());
@@ -130,6 +128,9 @@ class SevenNetSerial final : public Model {
       total = dict.at("inferred_total_energy").toTensor().squeeze();
       atomic = dict.at("atomic_energy").toTensor().reshape({-1});
     } catch (const std::exception& ex) {
+      if (out_of_memory(ex.what()))
+        throw Error(model_error_id::value, "", out_of_memory_message(graph_path_, graph.n_rows(), centre.size()),
+                    kOutOfMemoryHint, model_path_);
       throw Error(model_error_id::value, "", "graph " + graph_path_ + " failed: " + first_line(ex.what()), kDeployHint,
                   model_path_);
     }
@@ -190,14 +191,14 @@ class SevenNetSerial final : public Model {
   void write_outputs(const std::vector<int64_t>& row_of_node, const at::Tensor& atomic, const at::Tensor& g,
                      const std::vector<int64_t>& centre, const std::vector<int64_t>& neighbour,
                      const std::vector<float>& vec, const OutputRequest& request, ModelOutputs& out) const {
-    const at::Tensor energies = atomic.detach().to(at::kDouble).contiguous();
+    const at::Tensor energies = atomic.detach().to(at::kCPU, at::kDouble).contiguous();
     const double* ev = energies.data_ptr<double>();
     for (std::size_t k = 0; k < row_of_node.size(); ++k) {
       out.energy += ev[k];
       if (request.energy_rows) out.energy_rows[row_of_node[k]] = ev[k];
     }
     if (!g.defined()) return;
-    const at::Tensor grad = g.detach().to(at::kDouble).contiguous();
+    const at::Tensor grad = g.detach().to(at::kCPU, at::kDouble).contiguous();
     const double* gv = grad.data_ptr<double>();
     for (std::size_t k = 0; k < centre.size(); ++k) {
       const double* ge = gv + 3 * k;
@@ -222,6 +223,7 @@ class SevenNetSerial final : public Model {
   }
 
   std::string model_path_, graph_path_;
+  c10::Device device_;
   ModelInfo info_;
   std::optional<torch::jit::Module> module_;
   std::vector<int64_t> type_index_;  // SevenNet's type index of each of the model's elements

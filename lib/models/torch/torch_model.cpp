@@ -21,6 +21,7 @@
 #include "models/model_file.h"
 #include "models/torch/halo_ops.h"
 #include "models/torch/sevennet_serial.h"
+#include "models/torch/torch_runtime.h"
 
 namespace distspec::models::torch_kind {
 namespace {
@@ -52,8 +53,6 @@ std::string ends(const std::string& text, std::size_t n) { return text.size() >=
 std::string base_version(const std::string& version) { return version.substr(0, version.find('+')); }
 
 // The first line of a torch message (the rest is a C++ backtrace or a TorchScript frame dump).
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 Params parse_params(const ModelFile& file) {
   if (!file.parameters_file.empty())
     fail_value("/parameters_file", "architecture 'torch' names its graph under \"parameters\"",
@@ -236,9 +235,13 @@ class TorchModel final : public Model {
     {
       ActiveDispatcher active(dispatch);
       active.record(recording_ ? &probe_calls_ : nullptr);
+      const std::int64_t failed_before = failed_allocations(torch_device(device_));
       try {
         std::tie(energies, forces) = run(inputs, n_owned);
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
+        if (out_of_memory(e.what()) || failed_allocations(torch_device(device_)) > failed_before)
+          throw Error(model_error_id::value, "", out_of_memory_message(params_.graph, graph.n_rows(), senders_.size()),
+                      kOutOfMemoryHint, model_path_);
         throw graph_error(std::current_exception(), active);
       }
     }
@@ -273,7 +276,8 @@ class TorchModel final : public Model {
     // behaviour: the generated code runs them when this is set before its first call.
     setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
     try {
-      aoti_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(params_.graph, "model");
+      aoti_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(params_.graph, "model", false, 1,
+                                                                        torch_device(device_).index());
     } catch (const std::exception& e) {
       static const std::regex missing("[Cc]ould not find schema for ([A-Za-z0-9_]+::[A-Za-z0-9_]+)");
       throw load_error("cannot be loaded", e, missing);
@@ -437,7 +441,7 @@ class TorchModel final : public Model {
     std::copy(senders_.begin(), senders_.end(), edge_index.data_ptr<int64_t>());
     std::copy(receivers_.begin(), receivers_.end(), edge_index.data_ptr<int64_t>() + n_edges);
 
-    const at::Device device = device_ == Device::cuda ? at::Device(at::kCUDA) : at::Device(at::kCPU);
+    const at::Device device = torch_device(device_);
     auto on = [&](at::Tensor t) { return t.to(device); };
     return {on(positions.to(params_.dtype, /*non_blocking=*/false, /*copy=*/true)),
             on(species),
