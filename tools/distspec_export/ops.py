@@ -182,12 +182,17 @@ def halo_forward_static_reference(padded_in, send_index, recv_dest, recv_real, n
 
 
 def halo_scatter_correct_static_reference(padded_in, send_index, recv_dest, recv_real, n_owned, world_size):
-    """`halo_scatter_correct_static` on one process: ghost rows summed into their owners, then zeroed."""
+    """`halo_scatter_correct_static` on one process: ghost rows summed into their owners, then the
+    owners' sums copied back to the ghost rows (reverse, then forward: self-adjoint)."""
     if world_size != 1:
         raise RuntimeError("halo_scatter_correct_static without nvalchemi runs on one process (world_size 1)")
     real = recv_dest[recv_real]
-    out = padded_in.index_add(0, send_index[:real.shape[0]], padded_in.index_select(0, real))
-    return out.index_fill(0, real, 0)
+    owners = send_index[:real.shape[0]]
+    ghost = (torch.arange(padded_in.shape[0], device=padded_in.device) >= n_owned).reshape(
+        (-1,) + (1,) * (padded_in.dim() - 1))
+    summed = torch.where(ghost, torch.zeros_like(padded_in), padded_in).index_add(0, owners,
+                                                                                padded_in.index_select(0, real))
+    return summed.index_copy(0, real, summed.index_select(0, owners))
 
 
 def per_system_reduce_reference(local_vals, system_index, n_systems):
@@ -224,12 +229,12 @@ def define_standalone_ops() -> None:
     torch.library.register_fake(f"{NAMESPACE}::halo_keepalive", lambda x, *routing: torch.empty_like(x), lib=lib)
     _standalone_lib = lib
     define_backward_op()
-    # The forward refresh's adjoint is the opaque backward; the scatter correction's (ghost
-    # rows take their owner's gradient) is the forward refresh.
+    # The forward refresh's adjoint is the opaque backward; the scatter correction is its own
+    # adjoint (nvalchemi's formula).
     torch.library.register_autograd(f"{NAMESPACE}::halo_forward_static", _backward_by(BACKWARD_OP),
                                     setup_context=_save_routing, lib=lib)
     torch.library.register_autograd(f"{NAMESPACE}::halo_scatter_correct_static",
-                                    _backward_by("halo_forward_static"), setup_context=_save_routing, lib=lib)
+                                    _backward_by("halo_scatter_correct_static"), setup_context=_save_routing, lib=lib)
     torch.library.register_autograd(f"{NAMESPACE}::per_system_reduce", _reduce_backward,
                                     setup_context=_save_systems, lib=lib)
 

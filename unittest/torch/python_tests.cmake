@@ -8,7 +8,8 @@
 #                   FIXTURES_REQUIRED torch_fixtures.
 #   torch.export    test_export.py: the graph files, run back in Python with DISTSPEC's op
 #                   semantics, equal the eager references to 1e-10; distspec-export rejects bad
-#                   input.
+#                   input; exported where nvalchemi does not import (its ops defined by the
+#                   exporter), the 2-layer toy graph equals the same reference.
 #   torch.fixtures_mace, torch.export_mace   the same for a 2-interaction MACE with random
 #                   weights (mace_L2.pt2, ref_mace_L2.json: MACE's own periodic evaluation), in
 #                   DISTSPEC_PYTHON_MACE's environment; ctest fixture torch_mace_fixtures.

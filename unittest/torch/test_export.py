@@ -218,6 +218,44 @@ def check_cli(results: Results, workdir: Path) -> None:
                        f"exit {code}: {message[:160]}")
 
 
+NO_NVALCHEMI = """
+import sys
+sys.modules["nvalchemi"] = None  # as on a machine where nvalchemi-toolkit cannot be installed
+sys.path.insert(0, sys.argv[1])
+from distspec_export.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def check_without_nvalchemi(results: Results, fixtures: Path, manifest: dict) -> None:
+    """The exporter with torch alone (nvalchemi not importable), given a spec nvalchemi saved: it
+    defines the ops itself and keeps the spec; its TorchScript graph of the 2-layer toy model
+    equals the eager reference made with nvalchemi's own ops and backward formulas."""
+    import subprocess  # noqa: PLC0415
+
+    from nvalchemi.distributed.spec import SPEC_MPNN_HALO  # noqa: PLC0415
+
+    workdir = fixtures / "without_nvalchemi"
+    workdir.mkdir(parents=True, exist_ok=True)
+    spec = workdir / "mpnn.spec.json"
+    SPEC_MPNN_HALO.save(spec)
+    entry = dict(manifest["models"]["toy_mpnn_L2_ts"])
+    args = ["--module", f"{HERE / 'toy_mpnn.py'}:build", "--module-args",
+            json.dumps({"layers": 2, "n_species": 2, "cutoff": manifest["cutoff"]}), "--elements", "Cu", "Ni",
+            "--cutoff", str(manifest["cutoff"]), "--units", "metal", "--out", str(workdir), "--format", "torchscript",
+            "--spec", str(spec), "--name", "toy"]
+    run = subprocess.run([sys.executable, "-c", NO_NVALCHEMI, str(HERE.parents[1] / "tools"), *args],
+                         capture_output=True, text=True)
+    written = json.loads((workdir / "toy.spec.json").read_text()) if run.returncode == 0 else {}
+    same_core = written.get("core") == SPEC_MPNN_HALO.to_dict()["core"]
+    results.report(run.returncode == 0 and same_core, "exporter without nvalchemi, spec given",
+                   f"exit {run.returncode}, spec core kept: {same_core}; "
+                   f"{(run.stderr.strip().splitlines() or [''])[-1][:160]}")
+    if run.returncode == 0:
+        entry["graph"] = "without_nvalchemi/toy.pt"
+        check_graph(results, fixtures, "toy_mpnn_L2 exported without nvalchemi", entry, manifest)
+
+
 def main(argv: list[str] | None = None) -> int:
     import make_fixtures  # noqa: PLC0415
 
@@ -247,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         check_graph(results, fixtures, name, entry, manifest)
     if args.set == "toy":
         check_cli(results, fixtures / "bad_inputs")
+        check_without_nvalchemi(results, fixtures, manifest)
     print(f"({time.perf_counter() - t0:.1f} s)")
     print(f"{results.passed} passed, {results.failed} failed")
     return 0 if results.failed == 0 else 1
