@@ -13,7 +13,7 @@ build=$(realpath -m "${2:-$root/build-gpu}")
 jobs=${DISTSPEC_JOBS:-$(nproc)}
 # shellcheck source=/dev/null
 source "$bundle/env.sh"
-# shellcheck source=lammps_options.sh
+# shellcheck source=scripts/lammps_options.sh
 source "$root/scripts/lammps_options.sh"
 start=$(date +%s)
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced: the CMake options of every LAMMPS build this project makes (scripts/bootstrap.sh here,
 # scripts/gpu_build.sh on a GPU machine), so that the plugin sees the same LAMMPS everywhere.
 LAMMPS_COMMON=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DBUILD_MPI=ON -DLAMMPS_EXCEPTIONS=ON

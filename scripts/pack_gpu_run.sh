@@ -18,7 +18,7 @@ grep -q "DISTSPEC_ENABLE_CUDA:BOOL=ON" "$build/CMakeCache.txt" ||
   { echo "pack_gpu_run: $build is not a CUDA build (configure with -DDISTSPEC_ENABLE_CUDA=ON)" >&2; exit 1; }
 
 rm -rf "$out"
-# shellcheck source=pack_openmpi.sh
+# shellcheck source=scripts/pack_openmpi.sh
 source "$root/scripts/pack_openmpi.sh"
 pack_openmpi "$out"
 

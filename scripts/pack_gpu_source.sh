@@ -20,7 +20,7 @@ tarball=$cache/src/lammps_20250204+dfsg.1.orig.tar.xz
 
 rm -rf "$out"
 mkdir -p "$out/json/include" "$out/json/share/cmake"
-# shellcheck source=pack_openmpi.sh
+# shellcheck source=scripts/pack_openmpi.sh
 source "$root/scripts/pack_openmpi.sh"
 pack_openmpi "$out"
 

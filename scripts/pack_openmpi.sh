@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the GPU packing scripts: Debian's OpenMPI runtime (libraries, MCA and PMIx
 # components, help files, mpirun) and its headers, relocated under one folder for a machine that
 # has no MPI, with an env.sh that points OpenMPI's install-prefix variables there.

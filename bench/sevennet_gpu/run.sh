@@ -27,7 +27,8 @@ steps=${BENCH_STEPS:-5}
 shared=${BENCH_SHARED_CELLS:-17}
 out=$(realpath -m "${BENCH_OUT:-$repo/build/bench/sevennet_gpu}")
 mkdir -p "$out/model"
-export LD_LIBRARY_PATH="$(cd "$(dirname "$plugin")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+plugin_dir=$(cd "$(dirname "$plugin")" && pwd)
+export LD_LIBRARY_PATH="$plugin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 plugin_name=$(basename "$plugin")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 spec_args() { [ -n "${DISTSPEC_SPECS:-}" ] && echo "--spec $DISTSPEC_SPECS/$1.spec.json"; }
