@@ -14,6 +14,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <mpi.h>
 #include <vector>
 
@@ -69,8 +70,13 @@ std::string from_rank(std::string text, int root, MPI_Comm world)
 void LAMMPS_NS::require_same_on_every_rank(LAMMPS *lmp, std::uint64_t fingerprint, const std::string &spec_source)
 {
   const int nprocs = lmp->comm->nprocs;
-  std::vector<std::uint64_t> all(nprocs);
-  MPI_Allgather(&fingerprint, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, lmp->world);
+  // Compared for equality only: the bits travel as a long long, a type every MPI has, LAMMPS'
+  // serial STUBS (which lack MPI_UINT64_T) included.
+  static_assert(sizeof(long long) == sizeof(std::uint64_t), "a fingerprint is 8 bytes");
+  long long mine = 0;
+  std::memcpy(&mine, &fingerprint, sizeof mine);
+  std::vector<long long> all(nprocs);
+  MPI_Allgather(&mine, 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, lmp->world);
   int differs = 0;
   while (differs < nprocs && all[differs] == all[0]) ++differs;
   if (differs == nprocs) return;
@@ -82,5 +88,6 @@ void LAMMPS_NS::require_same_on_every_rank(LAMMPS *lmp, std::uint64_t fingerprin
                   "model and parameter files and the same pair_style / pair_coeff words: check that the paths "
                   "resolve to the same contents on every node and that no variable in those lines depends on the "
                   "rank (getenv, node-local paths)",
-                  source0, hex(all[0]), differs, source_r, hex(all[differs]));
+                  source0, hex(static_cast<std::uint64_t>(all[0])), differs, source_r,
+                  hex(static_cast<std::uint64_t>(all[differs])));
 }
