@@ -3,20 +3,35 @@
 # plugin there, against that machine's own LibTorch and CUDA (scripts/gpu_build.sh): the LAMMPS
 # 4 Feb 2025 source from Debian's orig tarball, trimmed to the core and the packages the build
 # enables (about 3 MB), Debian's OpenMPI runtime and headers, and nlohmann_json.
-#   scripts/pack_gpu_source.sh [--sevenn] [OUT_DIR]     default build-gpu-src
+#   scripts/pack_gpu_source.sh [--sevenn | --kokkos] [OUT_DIR]     default build-gpu-src
 #     --sevenn  also what bench/sevennet_gpu/run.sh needs there beside that machine's torch:
 #               sevenn with SevenNet-0's checkpoint only, ase and e3nn from the bootstrap's
 #               sevenn environment (OUT_DIR/site, for PYTHONPATH), and the specs nvalchemi saves
 #               here (OUT_DIR/specs, for DISTSPEC_SPECS). About 20 MB.
-# Carry OUT_DIR and run `scripts/gpu_build.sh OUT_DIR BUILD_DIR` there.
+#     --kokkos  instead, what scripts/gpu_build_kokkos.sh builds a KOKKOS-for-CUDA LAMMPS from:
+#               LAMMPS 29 Sep 2021 (bookworm's orig tarball) trimmed with its KOKKOS package,
+#               Kokkos 3.4.01 (packages/kokkos of bookworm's trilinos) and Debian's GoogleTest
+#               source, for the integration tests. About 30 MB.
+# Carry OUT_DIR and run `scripts/gpu_build.sh OUT_DIR BUILD_DIR` (or gpu_build_kokkos.sh) there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-sevenn=0
-if [ "${1:-}" = --sevenn ]; then sevenn=1; shift; fi
+sevenn=0 kokkos=0
+case "${1:-}" in
+  --sevenn) sevenn=1; shift ;;
+  --kokkos) kokkos=1; shift ;;
+esac
 out=$(realpath -m "${1:-$root/build-gpu-src}")
 cache=${DISTSPEC_CACHE:-$HOME/.cache/distspec}
 tarball=$cache/src/lammps_20250204+dfsg.1.orig.tar.xz
-[ -f "$tarball.ok" ] || { echo "pack_gpu_source: $tarball is missing: run scripts/bootstrap.sh first" >&2; exit 1; }
+lammps_packages=(fmt PLUGIN MANYBODY KSPACE MOLECULE STUBS)
+if [ $kokkos = 1 ]; then
+  tarball=$cache/src/lammps_20220106.git7586adbb6a+ds1.orig.tar.xz
+  lammps_packages+=(KOKKOS)
+fi
+for f in "$tarball" "$cache/src/trilinos_13.2.0.orig.tar.gz"; do
+  [ $kokkos = 1 ] || [ "$f" = "$tarball" ] || continue
+  [ -f "$f.ok" ] || { echo "pack_gpu_source: $f is missing: run scripts/bootstrap.sh first" >&2; exit 1; }
+done
 
 rm -rf "$out"
 mkdir -p "$out/json/include" "$out/json/share/cmake"
@@ -31,8 +46,16 @@ tar xJf "$tarball" -C "$tmp" --strip-components=1 --wildcards '*/cmake/*' '*/src
 mkdir -p "$tmp/trim/src"
 cp -a "$tmp/cmake" "$tmp/trim/"
 find "$tmp/src" -maxdepth 1 -type f -exec cp {} "$tmp/trim/src/" \;
-for pkg in fmt PLUGIN MANYBODY KSPACE MOLECULE STUBS; do cp -a "$tmp/src/$pkg" "$tmp/trim/src/"; done
+for pkg in "${lammps_packages[@]}"; do [ -d "$tmp/src/$pkg" ] && cp -a "$tmp/src/$pkg" "$tmp/trim/src/"; done
 tar cJf "$out/lammps-source.tar.xz" -C "$tmp/trim" .
+
+if [ $kokkos = 1 ]; then
+  # Kokkos: packages/kokkos as it is (2 MB compressed; its CMake expects every subpackage folder).
+  mkdir -p "$tmp/kokkos"
+  tar xzf "$cache/src/trilinos_13.2.0.orig.tar.gz" -C "$tmp/kokkos" --strip-components=3 --wildcards '*/packages/kokkos/*'
+  tar cJf "$out/kokkos-source.tar.xz" -C "$tmp/kokkos" .
+  tar cJf "$out/googletest-source.tar.xz" -C /usr/src googletest
+fi
 
 cp -a /usr/include/nlohmann "$out/json/include/"
 cp -a /usr/share/cmake/nlohmann_json "$out/json/share/cmake/"

@@ -156,55 +156,118 @@ LaunchTimer::~LaunchTimer() {
 
 namespace {
 
-[[noreturn]] void bad_graph(const std::string& what, const std::string& message, const std::string& hint) {
+[[noreturn]] void raise(const TopologyFault& f, int n_species, const std::string& what, const std::string& hint) {
+  std::string message;
+  switch (f.code) {
+    case TopologyFault::species:
+      message = "species " + std::to_string(f.value) + " of row " + std::to_string(f.row) + " is not one of the model's " +
+                std::to_string(n_species) + " elements";
+      break;
+    case TopologyFault::offset_ends: message = "offsets must run from 0 to the number of senders"; break;
+    case TopologyFault::receiver_range: message = "receiver " + std::to_string(f.value) + " is not a row"; break;
+    case TopologyFault::receiver_twice:
+      message = "receiver " + std::to_string(f.value) + " is listed twice (the CUDA kernels need distinct receivers)";
+      break;
+    case TopologyFault::offsets_decrease: message = "offsets must not decrease"; break;
+    default: message = "sender " + std::to_string(f.value) + " is not a row"; break;
+  }
   throw Error(model_error_id::op_args, "", what + ": " + message, hint);
 }
 
-// The checks unpack_edge_args makes on the CPU at every call, made once per topology.
-void check_topology(const AtomGraph& g, int n_species, const std::string& what, const std::string& hint) {
+// The checks unpack_edge_args makes on the CPU at every call, made once per topology, on a
+// graph whose arrays are host memory.
+TopologyFault host_topology_fault(const AtomGraph& g, int n_species) {
   const std::size_t n_rows = g.n_rows();
   for (std::size_t i = 0; i < n_rows; ++i)
-    if (g.species[i] >= n_species)
-      bad_graph(what, "species " + std::to_string(g.species[i]) + " of row " + std::to_string(i) +
-                          " is not one of the model's " + std::to_string(n_species) + " elements", hint);
-  if (g.n_receivers == 0) return;
+    if (g.species[i] >= n_species) return {TopologyFault::species, static_cast<int>(i), g.species[i]};
+  if (g.n_receivers == 0) return {};
   const std::size_t n_edges = static_cast<std::size_t>(g.offsets[g.n_receivers]);
-  if (g.offsets[0] != 0 || g.offsets[g.n_receivers] < 0)
-    bad_graph(what, "offsets must run from 0 to the number of senders", hint);
+  if (g.offsets[0] != 0 || g.offsets[g.n_receivers] < 0) return {TopologyFault::offset_ends, 0, g.offsets[0]};
   // Device kernels write each receiver's row without atomics: receivers must be distinct.
   std::vector<unsigned char> seen(n_rows, 0);
   for (std::size_t r = 0; r < g.n_receivers; ++r) {
-    const int i = g.receivers[r];
-    if (i < 0 || static_cast<std::size_t>(i) >= n_rows) bad_graph(what, "receiver " + std::to_string(i) + " is not a row", hint);
-    if (seen[i]) bad_graph(what, "receiver " + std::to_string(i) + " is listed twice (the CUDA kernels need distinct receivers)", hint);
+    const int i = g.receivers[r], slot = static_cast<int>(r);
+    if (i < 0 || static_cast<std::size_t>(i) >= n_rows) return {TopologyFault::receiver_range, slot, i};
+    if (seen[i]) return {TopologyFault::receiver_twice, slot, i};
     seen[i] = 1;
-    if (g.offsets[r + 1] < g.offsets[r]) bad_graph(what, "offsets must not decrease", hint);
+    if (g.offsets[r + 1] < g.offsets[r]) return {TopologyFault::offsets_decrease, slot, g.offsets[r + 1]};
   }
   for (std::size_t k = 0; k < n_edges; ++k)
     if (g.senders[k] < 0 || static_cast<std::size_t>(g.senders[k]) >= n_rows)
-      bad_graph(what, "sender " + std::to_string(g.senders[k]) + " is not a row", hint);
+      return {TopologyFault::sender_range, static_cast<int>(k), g.senders[k]};
+  return {};
 }
 
-// The graph as the host can read it: `g` itself, or, when its arrays live in device memory (the
-// KOKKOS style under a CUDA execution space hands over its views' pointers), a host copy of its
-// topology. Made only when the topology changed, so a device-resident host pays one download per
-// reneighbouring for the index checks.
-const AtomGraph& host_readable(const AtomGraph& g, std::size_t n_edges, HostTopology& mirror) {
+// The same checks on the device, for a host that keeps its graph in GPU memory (the KOKKOS
+// style under a CUDA execution space): one launch per array and a 12-byte download per
+// reneighbouring, where a host copy of the edges would cost hundreds of megabytes at a million
+// atoms. Any failing index is reported, not necessarily the first.
+__device__ void report(TopologyFault* fault, int code, int row, int value) {
+  if (atomicCAS(&fault->code, 0, code) == 0) {
+    fault->row = row;
+    fault->value = value;
+  }
+}
+
+__global__ void check_species_kernel(const int* species, std::size_t n_rows, int n_species, TopologyFault* fault) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n_rows; i += stride)
+    if (species[i] >= n_species) report(fault, TopologyFault::species, static_cast<int>(i), species[i]);
+}
+
+// `seen` holds n_rows zeros.
+__global__ void check_receivers_kernel(const int* receivers, const int* offsets, std::size_t n_receivers,
+                                       std::size_t n_rows, int* seen, TopologyFault* fault) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t first = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (first == 0 && (offsets[0] != 0 || offsets[n_receivers] < 0))
+    report(fault, TopologyFault::offset_ends, 0, offsets[0]);
+  for (std::size_t r = first; r < n_receivers; r += stride) {
+    const int i = receivers[r], slot = static_cast<int>(r);
+    if (i < 0 || static_cast<std::size_t>(i) >= n_rows) report(fault, TopologyFault::receiver_range, slot, i);
+    else if (atomicExch(seen + i, 1) != 0) report(fault, TopologyFault::receiver_twice, slot, i);
+    if (offsets[r + 1] < offsets[r]) report(fault, TopologyFault::offsets_decrease, slot, offsets[r + 1]);
+  }
+}
+
+__global__ void check_senders_kernel(const int* senders, std::size_t n_edges, std::size_t n_rows, TopologyFault* fault) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n_edges; k += stride)
+    if (senders[k] < 0 || static_cast<std::size_t>(senders[k]) >= n_rows)
+      report(fault, TopologyFault::sender_range, static_cast<int>(k), senders[k]);
+}
+
+TopologyFault device_topology_fault(const AtomGraph& g, std::size_t n_edges, int n_species, DeviceArray<int>& seen,
+                                    DeviceArray<TopologyFault>& fault) {
+  const std::size_t n_rows = g.n_rows();
+  fault.resize(1);
+  fault.zero();
+  constexpr unsigned kBlock = 256;
+  if (n_rows) {
+    check_species_kernel<<<grid_for(n_rows, kBlock), kBlock>>>(g.species, n_rows, n_species, fault.data());
+    check_launch("DistSpec::DeviceGraph::check_species");
+  }
+  if (g.n_receivers) {
+    seen.resize(n_rows);
+    seen.zero();
+    check_receivers_kernel<<<grid_for(g.n_receivers, kBlock), kBlock>>>(g.receivers, g.offsets, g.n_receivers, n_rows,
+                                                                         seen.data(), fault.data());
+    check_launch("DistSpec::DeviceGraph::check_receivers");
+    if (n_edges) {
+      check_senders_kernel<<<grid_for(n_edges, kBlock), kBlock>>>(g.senders, n_edges, n_rows, fault.data());
+      check_launch("DistSpec::DeviceGraph::check_senders");
+    }
+  }
+  TopologyFault found;
+  fault.download(&found, 1);
+  return found;
+}
+
+// Whether the graph's topology arrays are device memory; a host hands over all of them in one
+// kind of memory.
+bool device_topology(const AtomGraph& g) {
   const int* arrays[] = {g.species, g.receivers, g.offsets, g.senders};
-  if (std::none_of(std::begin(arrays), std::end(arrays), [](const int* p) { return is_device_pointer(p); })) return g;
-  auto copy = [](const int* from, std::size_t n, std::vector<int>& to) -> const int* {
-    if (!from) return nullptr;
-    to.resize(n);
-    if (n) check(cudaMemcpy(to.data(), from, n * sizeof(int), cudaMemcpyDefault), "cudaMemcpy (topology check)");
-    return to.data();
-  };
-  mirror.graph = g;
-  mirror.graph.species = copy(g.species, g.n_rows(), mirror.species);
-  mirror.graph.receivers = copy(g.receivers, g.n_receivers, mirror.receivers);
-  mirror.graph.offsets = copy(g.offsets, g.n_receivers ? g.n_receivers + 1 : 0, mirror.offsets);
-  mirror.graph.senders = copy(g.senders, n_edges, mirror.senders);
-  mirror.graph.positions = nullptr;  // never read by the checks
-  return mirror.graph;
+  return std::any_of(std::begin(arrays), std::end(arrays), [](const int* p) { return p && is_device_pointer(p); });
 }
 
 // offsets[n_receivers], read wherever the offsets live.
@@ -227,7 +290,9 @@ bool DeviceGraph::upload(const AtomGraph& g, int n_species, const std::string& w
   // cudaMemcpyDefault: from host memory, or device to device for a device-resident host.
   x.upload(g.positions, 3 * g.n_rows());
   if (same) return false;
-  check_topology(host_readable(g, edges, mirror_), n_species, what, hint);
+  const TopologyFault fault =
+      device_topology(g) ? device_topology_fault(g, edges, n_species, seen_, fault_) : host_topology_fault(g, n_species);
+  if (fault.code != TopologyFault::none) raise(fault, n_species, what, hint);
   n_owned = g.n_owned;
   n_halo = g.n_halo;
   n_rows = g.n_rows();
@@ -375,10 +440,16 @@ void add_column_sums(const double* x, std::size_t n, int cols, double* out, Devi
   check_launch("DistSpec::add_partials");
 }
 
-void download_outputs(const DeviceOutputRows& rows, std::size_t n_owned, std::size_t n_rows, const OutputRequest& request,
+void download_outputs(const DeviceResultArrays& rows, std::size_t n_owned, std::size_t n_rows, const OutputRequest& request,
                       bool virial, DeviceArray<double>& scratch, DeviceArray<double>& total, ModelOutputs& out) {
   if (virial) rows.virial.download(out.virial.data(), 6);
   out.energy = device_sum(rows.energy.data(), n_owned, scratch, total);
+  if (request.rows_on_device) {
+    out.device.forces = rows.forces.data();
+    out.device.energy_rows = request.energy_rows ? rows.energy.data() : nullptr;
+    out.device.virial_rows = request.virial_rows ? rows.virial_rows.data() : nullptr;
+    return;
+  }
   if (request.energy_rows) rows.energy.download(out.energy_rows.data(), n_rows);
   rows.forces.download(out.forces.data(), 3 * n_rows);
   if (request.virial_rows) rows.virial_rows.download(out.virial_rows.data(), 6 * n_rows);

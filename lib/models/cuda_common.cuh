@@ -100,17 +100,20 @@ TensorRef device_ref(T* data, std::size_t rows, std::size_t cols = 1) {
 // The hint of the CPU edge kernels' argument errors (edge_kernel.cpp), for the same errors here.
 inline constexpr char kOpArgsHint[] = "see the op's argument layout in its model header";
 
-// A host copy of a device-resident graph's topology, for the index checks (DeviceGraph).
-struct HostTopology {
-  AtomGraph graph;
-  std::vector<int> species, receivers, offsets, senders;
+// The first failed index check of a topology; code none when every index is sound.
+struct TopologyFault {
+  enum Code : int { none = 0, species, offset_ends, receiver_range, receiver_twice, offsets_decrease, sender_range };
+  int code = none;
+  int row = 0;    // the row, receiver slot or edge that failed
+  int value = 0;  // the index found there
 };
 
 // The device copy of an AtomGraph. Positions go up at every call; species, receivers, offsets
 // and senders only when the host's topology_generation differs from the last upload's (or is
-// 0, or a row or edge count changed), after a host-side check of every index: device kernels
-// trust indices, so a host bug is an error here rather than a wild read there. The graph's
-// arrays may live in host or in device memory (copies then run device to device).
+// 0, or a row or edge count changed), after a check of every index: device kernels trust
+// indices, so a host bug is an error here rather than a wild read there. The graph's arrays may
+// live in host memory (checked on the host) or in device memory (checked on the device, and
+// copied device to device).
 class DeviceGraph {
  public:
   // `what` starts error messages and `hint` ends them, as the CPU model words its own ("op
@@ -127,7 +130,9 @@ class DeviceGraph {
  private:
   std::uint64_t generation_ = 0;
   bool uploaded_ = false;
-  HostTopology mirror_;  // of a device-resident graph, for the checks
+  // Scratch of the device-side index checks.
+  DeviceArray<int> seen_;
+  DeviceArray<TopologyFault> fault_;
 };
 
 // The transpose of a DeviceGraph's edge list, for kernels that gather what each row sends
@@ -169,14 +174,16 @@ double device_sum(const double* x, std::size_t n, DeviceArray<double>& scratch, 
 
 // A pair-like model's outputs, from the device into `out`: the energy of the owned rows (a
 // fixed-order sum), forces, and the virial (with `virial`) and per-row energy and virial where
-// `request` asks for them. `energy` and `forces` hold `n_rows` rows.
-struct DeviceOutputRows {
-  const DeviceArray<double>& energy;
-  const DeviceArray<double>& forces;
-  const DeviceArray<double>& virial;
-  const DeviceArray<double>& virial_rows;
+// `request` asks for them. `energy` and `forces` hold `n_rows` rows. With
+// request.rows_on_device only the energy and the virial are downloaded: the rows stay where
+// they are and `out.device` points at them.
+struct DeviceResultArrays {
+  DeviceArray<double>& energy;
+  DeviceArray<double>& forces;
+  DeviceArray<double>& virial;
+  DeviceArray<double>& virial_rows;
 };
-void download_outputs(const DeviceOutputRows& rows, std::size_t n_owned, std::size_t n_rows, const OutputRequest& request,
+void download_outputs(const DeviceResultArrays& rows, std::size_t n_owned, std::size_t n_rows, const OutputRequest& request,
                       bool virial, DeviceArray<double>& scratch, DeviceArray<double>& total, ModelOutputs& out);
 
 // For one compute(): checks that the dispatcher's ops are bound for the device, and gives it a

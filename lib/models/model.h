@@ -55,6 +55,19 @@ struct OutputRequest {
   // false with no virial asked for: energies only. A model may then skip its reverse pass
   // (forces stay zero); finite-difference references and benchmarks use this.
   bool forces = true;
+  // The host keeps its atom data in GPU memory (distspec/kk under a CUDA execution space): a
+  // model whose rows are on the device leaves its per-row outputs there (ModelOutputs::device)
+  // instead of downloading them, so that nothing crosses PCIe per step. Host models ignore it.
+  bool rows_on_device = false;
+};
+
+// Per-row outputs left in device memory (OutputRequest::rows_on_device): n_rows rows each, or
+// nullptr where not requested. They stay valid, and the host may fold them in place, until the
+// model's next compute().
+struct DeviceOutputRows {
+  double* forces = nullptr;       // n_rows x 3
+  double* energy_rows = nullptr;  // n_rows
+  double* virial_rows = nullptr;  // n_rows x 6
 };
 
 // Per-row outputs may hold partial values on halo rows; the host folds them to owners.
@@ -64,8 +77,14 @@ struct ModelOutputs {
   std::vector<double> forces;           // n_rows x 3
   std::array<double, 6> virial{};       // xx, yy, zz, xy, xz, yz; this rank's partial
   std::vector<double> virial_rows;      // n_rows x 6, if requested
+  // Set instead of the three row vectors (which stay empty) by a model that honours
+  // OutputRequest::rows_on_device.
+  DeviceOutputRows device;
 
-  void reset(std::size_t n_rows, const OutputRequest& request);
+  // Zeroes the outputs for n_rows rows. rows_on_device: the model will set `device`, and the
+  // row vectors are left empty rather than sized.
+  void reset(std::size_t n_rows, const OutputRequest& request, bool rows_on_device = false);
+  bool rows_on_device() const { return device.forces != nullptr; }
 };
 
 struct ModelInfo {

@@ -56,7 +56,13 @@ void LAMMPS_NS::require_finite_outputs(LAMMPS *lmp, NeighList *list, double ener
                                        std::size_t n_rows, const char *style, const std::string &model_path,
                                        double cutoff)
 {
-  int bad_rank = all_finite(energy, forces, 3 * n_rows) ? lmp->comm->nprocs : lmp->comm->me;
+  require_finite_outputs(lmp, list, all_finite(energy, forces, 3 * n_rows), style, model_path, cutoff);
+}
+
+void LAMMPS_NS::require_finite_outputs(LAMMPS *lmp, NeighList *list, bool finite, const char *style,
+                                       const std::string &model_path, double cutoff)
+{
+  int bad_rank = finite ? lmp->comm->nprocs : lmp->comm->me;
   MPI_Allreduce(MPI_IN_PLACE, &bad_rank, 1, MPI_INT, MPI_MIN, lmp->world);
   if (bad_rank == lmp->comm->nprocs) return;
 

@@ -24,6 +24,10 @@ class NeighList;
 // where its host arrays are not filled, as for KOKKOS lists: then no pair is named).
 void require_finite_outputs(LAMMPS *lmp, NeighList *list, double energy, const double *forces, std::size_t n_rows,
                             const char *style, const std::string &model_path, double cutoff);
+// The same, where the caller has checked its own rows (distspec/kk reduces device-resident
+// forces on the device): `finite` says whether this rank's energy and forces are all finite.
+void require_finite_outputs(LAMMPS *lmp, NeighList *list, bool finite, const char *style, const std::string &model_path,
+                            double cutoff);
 
 }    // namespace LAMMPS_NS
 

@@ -57,45 +57,35 @@ template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::bind(cons
   width_ = rows.width;
   d_block_ = Block(rows.data, rows.rows, rows.width);
   if (kHostReadable) h_block_ = HostBlock(rows.data, rows.rows, rows.width);
-  staged_ = false;
   // The rows are complete before either comm path reads them.
   DeviceType().fence();
 }
 
-// Rows the host callbacks may read and write; mirrored to the host once per exchange.
-template <class DeviceType>
-typename LammpsHaloExchangeKokkos<DeviceType>::HostBlock LammpsHaloExchangeKokkos<DeviceType>::host_rows()
-{
-  if (kHostReadable || staged_) return h_block_;
-  const std::size_t n = d_block_.size();
-  if (k_host_stage_.extent(0) < n) k_host_stage_ = Kokkos::DualView<double *, DeviceType>("DistSpec::LammpsHaloExchangeKokkos::host_stage", n);
-  const Kokkos::pair<std::size_t, std::size_t> all(0, n);
-  Kokkos::deep_copy(Kokkos::subview(k_host_stage_.template view<DeviceType>(), all),
-                    Kokkos::View<double *, DeviceType, Unmanaged>(d_block_.data(), n));
-  k_host_stage_.template modify<DeviceType>();
-  k_host_stage_.template sync<LMPHostType>();
-  h_block_ = HostBlock(k_host_stage_.h_view.data(), d_block_.extent(0), d_block_.extent(1));
-  staged_ = true;
-  return h_block_;
-}
-
-template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::host_rows_modified()
-{
-  if (staged_) k_host_stage_.template modify<LMPHostType>();
-}
-
-// Rows the host callbacks changed go back to DeviceType.
 template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::unbind()
 {
-  if (staged_ && k_host_stage_.template need_sync<DeviceType>()) {
-    k_host_stage_.template sync<DeviceType>();
-    const std::size_t n = d_block_.size();
-    Kokkos::deep_copy(Kokkos::View<double *, DeviceType, Unmanaged>(d_block_.data(), n),
-                      Kokkos::subview(k_host_stage_.template view<DeviceType>(), Kokkos::pair<std::size_t, std::size_t>(0, n)));
-  }
   d_block_ = Block();
   h_block_ = HostBlock();
-  staged_ = false;
+}
+
+template <class DeviceType>
+Kokkos::View<double *, DeviceType> LammpsHaloExchangeKokkos<DeviceType>::swap_buffer(std::size_t n)
+{
+  if (d_swap_buffer_.extent(0) < n)
+    d_swap_buffer_ = Kokkos::View<double *, DeviceType>(
+        Kokkos::ViewAllocateWithoutInitializing("DistSpec::LammpsHaloExchangeKokkos::swap_buffer"), n + n / 8);
+  return Kokkos::subview(d_swap_buffer_, Kokkos::pair<std::size_t, std::size_t>(0, n));
+}
+
+template <class DeviceType>
+Kokkos::View<int *, DeviceType> LammpsHaloExchangeKokkos<DeviceType>::swap_list(const int *list, int n)
+{
+  const std::size_t count = n;
+  if (d_swap_list_.extent(0) < count)
+    d_swap_list_ = Kokkos::View<int *, DeviceType>(
+        Kokkos::ViewAllocateWithoutInitializing("DistSpec::LammpsHaloExchangeKokkos::swap_list"), count + count / 8);
+  auto to = Kokkos::subview(d_swap_list_, Kokkos::pair<std::size_t, std::size_t>(0, count));
+  Kokkos::deep_copy(to, Kokkos::View<const int *, LMPHostType, Unmanaged>(list, count));
+  return to;
 }
 
 /* ----------------------------------------------------------------------
@@ -169,30 +159,59 @@ using HostConstDoubles = Kokkos::View<const double *, LMPHostType, Kokkos::Memor
 
 template <class DeviceType> int LammpsHaloExchangeKokkos<DeviceType>::pack_forward(int n, const int *list, double *buf)
 {
-  pack_rows<LMPHostType>(n, host_rows(), HostInts(list, n), HostDoubles(buf, std::size_t(n) * width_));
-  LMPHostType().fence();
+  const std::size_t size = std::size_t(n) * width_;
+  if (kHostReadable) {
+    pack_rows<LMPHostType>(n, h_block_, HostInts(list, n), HostDoubles(buf, size));
+    LMPHostType().fence();
+  } else {
+    auto d_buf = swap_buffer(size);
+    pack_rows<DeviceType>(n, d_block_, swap_list(list, n), d_buf);
+    Kokkos::deep_copy(HostDoubles(buf, size), d_buf);
+  }
   return n * width_;
 }
 
 template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::unpack_forward(int n, int first, const double *buf)
 {
-  unpack_rows<LMPHostType>(n, first, host_rows(), HostConstDoubles(buf, std::size_t(n) * width_));
-  LMPHostType().fence();
-  host_rows_modified();
+  const std::size_t size = std::size_t(n) * width_;
+  if (kHostReadable) {
+    unpack_rows<LMPHostType>(n, first, h_block_, HostConstDoubles(buf, size));
+    LMPHostType().fence();
+  } else {
+    auto d_buf = swap_buffer(size);
+    Kokkos::deep_copy(d_buf, HostConstDoubles(buf, size));
+    unpack_rows<DeviceType>(n, first, d_block_, d_buf);
+    DeviceType().fence();
+  }
 }
 
 template <class DeviceType> int LammpsHaloExchangeKokkos<DeviceType>::pack_reverse(int n, int first, double *buf)
 {
-  pack_rows_range<LMPHostType>(n, first, host_rows(), HostDoubles(buf, std::size_t(n) * width_));
-  LMPHostType().fence();
+  const std::size_t size = std::size_t(n) * width_;
+  if (kHostReadable) {
+    pack_rows_range<LMPHostType>(n, first, h_block_, HostDoubles(buf, size));
+    LMPHostType().fence();
+  } else {
+    auto d_buf = swap_buffer(size);
+    pack_rows_range<DeviceType>(n, first, d_block_, d_buf);
+    Kokkos::deep_copy(HostDoubles(buf, size), d_buf);
+  }
   return n * width_;
 }
 
 template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::unpack_reverse(int n, const int *list, const double *buf)
 {
-  unpack_add_rows<LMPHostType>(n, host_rows(), HostInts(list, n), HostConstDoubles(buf, std::size_t(n) * width_));
-  LMPHostType().fence();
-  host_rows_modified();
+  const std::size_t size = std::size_t(n) * width_;
+  if (kHostReadable) {
+    unpack_add_rows<LMPHostType>(n, h_block_, HostInts(list, n), HostConstDoubles(buf, size));
+    LMPHostType().fence();
+  } else {
+    auto d_list = swap_list(list, n);
+    auto d_buf = swap_buffer(size);
+    Kokkos::deep_copy(d_buf, HostConstDoubles(buf, size));
+    unpack_add_rows<DeviceType>(n, d_block_, d_list, d_buf);
+    DeviceType().fence();
+  }
 }
 
 namespace LAMMPS_NS {

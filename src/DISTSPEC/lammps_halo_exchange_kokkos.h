@@ -8,9 +8,9 @@
    - CommKokkos' device path (a pair whose execution_space is Device) calls the Kokkos
      callbacks, which pack and unpack the rows in place on DeviceType;
    - the classic path (host execution spaces; every reverse comm of a pair in 2021) calls the
-     host callbacks, which run the same kernels on the host over host-readable rows: the rows
-     themselves where DeviceType's memory is host memory, otherwise a DualView mirror filled on
-     the first host callback of an exchange and copied back after it.
+     host callbacks with host buffers and send lists. Where DeviceType's memory is host memory
+     the kernels run on the rows themselves; otherwise they run on DeviceType, and only the
+     swap's buffer (and its send list) crosses PCIe, never the block.
 ------------------------------------------------------------------------- */
 
 #ifndef LMP_DISTSPEC_LAMMPS_HALO_EXCHANGE_KOKKOS_H
@@ -96,9 +96,10 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public distsp
  private:
   void check_width(int width) const;
   void bind(const distspec::Rows<double> &rows);
-  HostBlock host_rows();
-  void host_rows_modified();
   void unbind();
+  // Device scratch for one swap of the classic path: its buffer and send list, grown only.
+  Kokkos::View<double *, DeviceType> swap_buffer(std::size_t n);
+  Kokkos::View<int *, DeviceType> swap_list(const int *list, int n);
 
   LAMMPS *lmp_;
   Pair *pair_;
@@ -108,10 +109,9 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public distsp
 
   int width_ = 0;
   Block d_block_;
-  HostBlock h_block_;
-  // Where DeviceType's memory is not host memory: the host mirror of the block in flight.
-  Kokkos::DualView<double *, DeviceType> k_host_stage_;
-  bool staged_ = false;
+  HostBlock h_block_;    // the same rows, where DeviceType's memory is host memory
+  Kokkos::View<double *, DeviceType> d_swap_buffer_;
+  Kokkos::View<int *, DeviceType> d_swap_list_;
   // fp32 blocks widened to fp64; grows only.
   Kokkos::View<double *, DeviceType> d_wide_;
 };

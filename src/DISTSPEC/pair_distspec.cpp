@@ -402,6 +402,7 @@ void PairDistspec::run_model(const char *style)
   request.energy_rows = eflag_atom != 0;
   request.virial = vflag_global != 0;
   request.virial_rows = vflag_atom != 0;
+  request.rows_on_device = rows_on_device_;
   // The cell may change every step (fix npt, fix deform); both styles pass here.
   graph_.has_cell = true;
   graph_.cell = {domain->xprd, 0.0, 0.0, domain->xy, domain->yprd, 0.0, domain->xz, domain->yz, domain->zprd};

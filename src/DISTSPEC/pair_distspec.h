@@ -98,6 +98,9 @@ class PairDistspec : public Pair {
   bool report_pending_ = false;    // log the halo report after the first step of a run
   std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)
   distspec::models::ModelOutputs result_;
+  // The atom data live in GPU memory (distspec/kk under CUDA): a CUDA model leaves its per-row
+  // outputs there (OutputRequest::rows_on_device).
+  bool rows_on_device_ = false;
   RunTiming timing_;    // `timing yes`: stages of compute() over a run
 };
 

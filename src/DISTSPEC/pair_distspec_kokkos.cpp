@@ -21,6 +21,7 @@
 #include "finite_outputs.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace LAMMPS_NS;
 
@@ -118,6 +119,9 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
   d_type_to_species_ = k_type_to_species.view<DeviceType>();
 
   halo_kk_.set_max_width(comm_forward);
+  // In GPU memory the model's rows stay there: forces, per-atom energy and virial go from the
+  // model's device buffers into atomKK's views without crossing PCIe.
+  rows_on_device_ = !kHostKernels;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -144,14 +148,32 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   // callbacks.
   run_model("distspec/kk");
   // KOKKOS fills its own list views, not NeighList's host arrays: no closest pair is named.
-  require_finite_outputs(lmp, nullptr, result_.energy, result_.forces.data(), graph_.n_rows(), "distspec/kk",
-                         model_file_->path, model_->info().cutoff);
+  if (result_.rows_on_device())
+    require_finite_outputs(lmp, nullptr, std::isfinite(result_.energy) && device_forces_finite(), "distspec/kk",
+                           model_file_->path, model_->info().cutoff);
+  else
+    require_finite_outputs(lmp, nullptr, result_.energy, result_.forces.data(), graph_.n_rows(), "distspec/kk",
+                           model_file_->path, model_->info().cutoff);
   timing_.lap(RunTiming::checks);
 
   write_back_views();
   atomKK->modified(execution_space, (eflag || vflag) ? datamask_modify : F_MASK);
   timing_.end_step();
   if (report_pending_) log_halo_report();
+}
+
+// Whether every force component the model left on the device is finite: one reduction, one
+// integer back to the host.
+template <class DeviceType> bool PairDistspecKokkos<DeviceType>::device_forces_finite() const
+{
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  const Kokkos::View<const double *, DeviceType, Unmanaged> forces(result_.device.forces, 3 * graph_.n_rows());
+  int non_finite = 0;
+  Kokkos::parallel_reduce(
+      "DistSpec::PairDistspecKokkos::finite_forces", Kokkos::RangePolicy<DeviceType>(0, forces.extent(0)),
+      // v - v is 0 for every finite v and NaN for inf and NaN.
+      KOKKOS_LAMBDA(const std::size_t k, int &bad) { bad += (forces(k) - forces(k) == 0.0) ? 0 : 1; }, non_finite);
+  return non_finite == 0;
 }
 
 // x, species and q of every row into the model's input views.
@@ -289,7 +311,8 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   // folds them; off: the style folds them first. Owned-only forces have nothing on ghost rows
   // (the plain style zeroes them): only owned rows are added.
   const bool owned_only = outputs_.forces_owned_only;
-  double *force_data = rows_for_device(result_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
+  double *force_data = result_.device.forces ? result_.device.forces
+                                             : rows_for_device(result_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
   if (!owned_only && !force->newton_pair) fold(force_data, 3);
   const int force_rows = (force->newton_pair && !owned_only) ? nall : nlocal;
   {
@@ -310,7 +333,9 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
       memoryKK->destroy_kokkos(k_eatom, eatom);
       memoryKK->create_kokkos(k_eatom, eatom, maxeatom, "pair:eatom");
     }
-    double *data = rows_for_device(result_.energy_rows, d_energy_rows_, "DistSpec::PairDistspecKokkos::energy_rows");
+    double *data = result_.device.energy_rows
+        ? result_.device.energy_rows
+        : rows_for_device(result_.energy_rows, d_energy_rows_, "DistSpec::PairDistspecKokkos::energy_rows");
     if (!outputs_.energy_rows_owned_only) fold(data, 1);
     auto d_eatom = k_eatom.template view<DeviceType>();
     const Kokkos::View<const double *, DeviceType, Unmanaged> energy_rows(data, n_rows);
@@ -325,7 +350,9 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
       memoryKK->destroy_kokkos(k_vatom, vatom);
       memoryKK->create_kokkos(k_vatom, vatom, maxvatom, "pair:vatom");
     }
-    double *data = rows_for_device(result_.virial_rows, d_virial_rows_, "DistSpec::PairDistspecKokkos::virial_rows");
+    double *data = result_.device.virial_rows
+        ? result_.device.virial_rows
+        : rows_for_device(result_.virial_rows, d_virial_rows_, "DistSpec::PairDistspecKokkos::virial_rows");
     if (!outputs_.virial_rows_owned_only) fold(data, 6);
     auto d_vatom = k_vatom.template view<DeviceType>();
     const Kokkos::View<const double *[6], Kokkos::LayoutRight, DeviceType, Unmanaged> virial_rows(data, n_rows);
@@ -339,8 +366,9 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   }
 }
 
-// The model returns its rows in host memory: DeviceType's kernels read them in place where its
-// memory is host memory, and from a device copy otherwise (one upload per output per step).
+// A model that returns its rows in host memory (a host model, or a torch model): DeviceType's
+// kernels read them in place where its memory is host memory, and from a device copy otherwise
+// (one upload per output per step). CUDA models leave theirs on the device instead.
 template <class DeviceType>
 double *PairDistspecKokkos<DeviceType>::rows_for_device(std::vector<double> &rows, Kokkos::View<double *, DeviceType> &copy,
                                                         const char *label)

@@ -53,6 +53,7 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   void promote_shard_fields();
   void rebuild_edge_arrays();
   void write_back_views();
+  bool device_forces_finite() const;
 
  protected:
   void check_device() const override;

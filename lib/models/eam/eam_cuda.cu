@@ -244,7 +244,7 @@ class EAMCudaModel final : public Model {
                ModelOutputs& out) override {
     StagedHalo staged(dispatch, staging_, "eam");
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
-    out.reset(n, request);
+    out.reset(n, request, request.rows_on_device);
     graph_.upload(graph, tables_.n_species, std::string("op '") + kDensityOp + "'", kOpArgsHint);
     energy_.resize(n);
     rho_.resize(n);

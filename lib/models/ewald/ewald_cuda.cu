@@ -192,7 +192,7 @@ class EwaldCudaModel final : public Model, public SystemDerived {
                ModelOutputs& out) override {
     StagedHalo staged(dispatch, staging_, "ewald");
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
-    out.reset(n, request);
+    out.reset(n, request, request.rows_on_device);
     // alpha and kmax as the CPU model has them (ewald_accuracy.h, on the host).
     check_cell(graph);
     model_charges(graph, host_charges_);

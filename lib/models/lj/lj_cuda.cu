@@ -93,7 +93,7 @@ class LJCudaModel final : public Model {
                ModelOutputs& out) override {
     StagedHalo staged(dispatch, staging_, "lj");
     const std::size_t n = graph.n_rows();
-    out.reset(n, request);
+    out.reset(n, request, request.rows_on_device);
     const bool virial = request.virial || request.virial_rows;
     const char* op = virial ? kEnergyForcesVirialOp : kEnergyForcesOp;
     graph_.upload(graph, params_.n_species, std::string("op '") + op + "'", kOpArgsHint);

@@ -793,7 +793,7 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
                              ModelOutputs& out) {
   StagedHalo staged(dispatch, staging_, "mpnn");
   const std::size_t n = graph.n_rows(), n_owned = graph.n_owned, F = static_cast<std::size_t>(F_);
-  out.reset(n, request);
+  out.reset(n, request, request.rows_on_device);
   if (graph_.upload(graph, params_.n_species, "mpnn", "")) senders_.build(graph_);
   const std::size_t S = graph_.n_receivers, E = graph_.n_edges;
   const int L = params_.n_layers();
@@ -887,7 +887,14 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
     check_launch("DistSpec::MPNN::readout");
   }
   out.energy = device_sum(energy_rows_.data(), n_owned, sums_, total_);
-  if (request.energy_rows) energy_rows_.download(out.energy_rows.data(), n);
+  // Rows left on the device are set even without gradients: forces then stay zero there.
+  if (request.rows_on_device) {
+    if (!gradients) forces_.zero();
+    out.device.forces = forces_.data();
+    out.device.energy_rows = request.energy_rows ? energy_rows_.data() : nullptr;
+  } else if (request.energy_rows) {
+    energy_rows_.download(out.energy_rows.data(), n);
+  }
   if (!gradients) return;
 
   // Reverse pass, layer L .. 1; grad h_l accumulates in place in grad_h_.
@@ -915,11 +922,14 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
     forces_virial<T><<<grid_for(n, kWarps), kWarps * 32>>>(a);
     check_launch("DistSpec::MPNN::forces_virial");
   }
-  forces_.download(out.forces.data(), 3 * n);
+  if (!request.rows_on_device) forces_.download(out.forces.data(), 3 * n);
   if (virial) {
     add_column_sums(virial_rows_.data(), n, 6, virial_.data(), sums_);
     if (request.virial) virial_.download(out.virial.data(), 6);
-    if (request.virial_rows) virial_rows_.download(out.virial_rows.data(), 6 * n);
+    if (request.virial_rows) {
+      if (request.rows_on_device) out.device.virial_rows = virial_rows_.data();
+      else virial_rows_.download(out.virial_rows.data(), 6 * n);
+    }
   }
 }
 
