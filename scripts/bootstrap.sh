@@ -6,6 +6,8 @@
 #      lmp, MPI, PLUGIN, KOKKOS (external Kokkos 3.4.01, OpenMP+Serial, built from bookworm's
 #      trilinos source), MANYBODY, KSPACE, exceptions on.
 #   B: LAMMPS 4 Feb 2025 (trixie lammps_20250204+dfsg.1.orig.tar.xz), CPU only.
+#   B': LAMMPS 4 Jul 2026 (sid lammps_20260704+dfsg.orig.tar.gz), CPU only: its KOKKOS package
+#      needs Kokkos >= 5.1, which no Debian source package serves.
 #   C: a Python virtual environment (Debian's python3 -m venv) with pinned torch and
 #      nvalchemi-toolkit, for the live interop test against nvalchemi and the torch backend;
 #      MACE (mace-torch, which pins its own e3nn) and SevenNet (sevenn, another e3nn) each in a
@@ -64,7 +66,8 @@ source_index_ready=0
 update_source_index() {
   [ $source_index_ready = 1 ] && return 0
   mkdir -p "$SRCLIST_DIR/lists/partial" "$SRCLIST_DIR/cache/archives/partial"
-  printf 'deb-src %s bookworm main\ndeb-src %s trixie main\n' "$MIRROR" "$MIRROR" > "$SRCLIST_DIR/sources.list"
+  printf 'deb-src %s bookworm main\ndeb-src %s trixie main\ndeb-src %s sid main\n' "$MIRROR" "$MIRROR" "$MIRROR" \
+    > "$SRCLIST_DIR/sources.list"
   apt-get "${APT_OPTS[@]}" update -qq
   source_index_ready=1
 }
@@ -100,12 +103,16 @@ fetch_orig() {
   mv "$dest.part" "$dest" && touch "$dest.ok"
 }
 
-# unpack TARBALL DEST [MEMBERS...]: extract into DEST, stripping the top-level folder.
+# unpack TARBALL DEST [MEMBERS...]: extract into DEST, stripping the top-level folder where the
+# tarball has one (sid's LAMMPS 2026 orig tarball has none).
 unpack() {
   local tarball=$1 dest=$2; shift 2
   [ -f "$dest/.unpacked" ] && return 0
   rm -rf "$dest" && mkdir -p "$dest"
-  tar -xf "$tarball" -C "$dest" --strip-components=1 --wildcards "$@"
+  local strip=1
+  # `|| true`: head closes the pipe early, which tar reports as a failure under pipefail.
+  if (tar -tf "$tarball" 2>/dev/null || true) | head -50 | grep -qv /; then strip=0; fi
+  tar -xf "$tarball" -C "$dest" --strip-components=$strip --wildcards "$@"
   touch "$dest/.unpacked"
 }
 
@@ -248,6 +255,7 @@ python_stage() {
 
 LAMMPS_2021_KEY=lammps-20210929u2-mpi-kokkos-omp-plugin-manybody-kspace-molecule
 LAMMPS_2025_KEY=lammps-20250204-mpi-plugin-manybody-kspace-molecule
+LAMMPS_2026_KEY=lammps-20260704-mpi-plugin-manybody-kspace-molecule
 main() {
   if [ "${1:-}" = python ]; then
     install_packages
@@ -272,6 +280,13 @@ main() {
   else
     log "LAMMPS 4 Feb 2025 source tarball not available from the Debian archive: continuing with LAMMPS 29 Sep 2021 only"
   fi
+  local have_2026=0
+  if fetch_orig lammps 20260704+dfsg-2 lammps_20260704+dfsg.orig.tar.gz; then
+    build_lammps "$LAMMPS_2026_KEY" "$CACHE/src/lammps_20260704+dfsg.orig.tar.gz" -DBUILD_OMP=OFF
+    have_2026=1
+  else
+    log "LAMMPS 4 Jul 2026 source tarball not available from the Debian archive: continuing without it"
+  fi
   python_stage
   {
     echo "export DISTSPEC_CACHE='$CACHE'"
@@ -279,6 +294,8 @@ main() {
     echo "export DISTSPEC_LAMMPS_2021='$CACHE/$LAMMPS_2021_KEY'"
     if [ $have_2025 = 1 ]; then echo "export DISTSPEC_LAMMPS_2025='$CACHE/$LAMMPS_2025_KEY'"
     else echo "unset DISTSPEC_LAMMPS_2025"; fi
+    if [ $have_2026 = 1 ]; then echo "export DISTSPEC_LAMMPS_2026='$CACHE/$LAMMPS_2026_KEY'"
+    else echo "unset DISTSPEC_LAMMPS_2026"; fi
     python_env_lines
   } > "$CACHE/env.sh"
   log "ready: $CACHE/env.sh"

@@ -140,11 +140,12 @@ TEST(KokkosGpuTrajectory, ReneighbouringRunTracksEamKokkos)
   };
   auto final_state = [&](const std::string& pair, const std::vector<std::string>& args) {
     dt::LammpsSession lmp(args);
-    lmp.run("plugin load " + dt::plugin_path() + "\n" + deck + pair + "\nrun 30 post no");
+    // pair_style eam sets the mass from its potential file (63.55): the deck's value again.
+    lmp.run("plugin load " + dt::plugin_path() + "\n" + deck + pair + "\nmass 1 63.546\nrun 30 post no");
     return State{lmp.thermo("pe"), lmp.gather("x", 3)};
   };
-  const Case& eam = cases()[1];
-  const std::vector<std::string>& gpu = newton_settings()[0].args;
+  const Case eam = cases()[1];
+  const std::vector<std::string> gpu = newton_settings()[0].args;
   const State distspec = final_state(eam.distspec, gpu);
   const State native = final_state(eam.native, gpu);
   const State native_cpu = final_state(eam.native, {});
