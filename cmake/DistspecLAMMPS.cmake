@@ -51,6 +51,21 @@ target_include_directories(distspec_lammps_headers SYSTEM INTERFACE
   "${LAMMPS_SOURCE_DIR}/src" "${LAMMPS_BUILD_DIR}/styles")
 target_compile_definitions(distspec_lammps_headers INTERFACE
   LAMMPS_${_sizes} LAMMPS_MEMALIGN=${LMP_LAMMPS_MEMALIGN} LMP_PLUGIN LAMMPS_VERSION_NUMBER=${LAMMPS_VERSION_NUMBER})
+# LAMMPS 4 Jul 2026 ships its own nlohmann/json.hpp in src/ (renamed to namespace nlohmann_lmp,
+# behind an #error unless its json.h includes it). src/ is on the plugin's include path, so the
+# plugin's `#include <nlohmann/json.hpp>` would find that copy: a folder of forwarding headers,
+# searched first, sends it to the nlohmann_json the project was configured with.
+if(EXISTS "${LAMMPS_SOURCE_DIR}/src/nlohmann/json.hpp")
+  get_target_property(_json_includes nlohmann_json::nlohmann_json INTERFACE_INCLUDE_DIRECTORIES)
+  find_file(_json_hpp nlohmann/json.hpp PATHS ${_json_includes} /usr/include NO_DEFAULT_PATH REQUIRED)
+  get_filename_component(_json_dir "${_json_hpp}" DIRECTORY)
+  set(_json_shim "${PROJECT_BINARY_DIR}/lammps-json-shim")
+  foreach(_header json.hpp json_fwd.hpp)
+    file(WRITE "${_json_shim}/nlohmann/${_header}" "#include \"${_json_dir}/${_header}\"\n")
+  endforeach()
+  target_include_directories(distspec_lammps_headers SYSTEM BEFORE INTERFACE "${_json_shim}")
+endif()
+
 # Pair::finish(), which Finish calls after a run (newer than 29 Sep 2021), is read
 # from pair.h rather than pinned to a release date; lammps_compat.h turns it into one macro.
 file(STRINGS "${LAMMPS_SOURCE_DIR}/src/pair.h" _pair_finish REGEX "virtual void finish\\(\\)")

@@ -2,6 +2,8 @@
 # Builds DISTSPEC (core, models, plugin, tests) against every LAMMPS the bootstrap prepared:
 #   build/lammps-20210929  (LAMMPS 29 Sep 2021 + KOKKOS)
 #   build/lammps-20250204  (LAMMPS 4 Feb 2025, CPU)   when its sources were available
+#   build/lammps-20260704  (LAMMPS 4 Jul 2026, CPU)   likewise: the plugin and its LAMMPS tests
+#                          only, without CUDA or torch (the suite runs a smoke subset there)
 # Prints the build folders, one per line, on the last lines as "BUILD <dir>".
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,16 +12,19 @@ CACHE=${DISTSPEC_CACHE:-$HOME/.cache/distspec}
 source "$CACHE/env.sh"
 JOBS=${DISTSPEC_JOBS:-$(nproc)}
 
+# build_against LAMMPS TAG [CMAKE ARGS...]; BUILD_TARGETS (a list) limits what is built.
 build_against() {
   local lammps=$1 tag=$2 dir="$here/build/lammps-$2"
   shift 2
+  local targets=()
+  [ -n "${BUILD_TARGETS:-}" ] && targets=(--target $BUILD_TARGETS)
   cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
     -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-}" -DDISTSPEC_PYTHON_MACE="${DISTSPEC_PYTHON_MACE:-}" \
     -DDISTSPEC_PYTHON_SEVENN="${DISTSPEC_PYTHON_SEVENN:-}" \
     "$@" > "$dir.configure.log" 2>&1 \
     || { mkdir -p "$(dirname "$dir")"; cat "$dir.configure.log"; exit 1; }
-  cmake --build "$dir" -j "$JOBS" 2>&1 | tail -n 3
+  cmake --build "$dir" -j "$JOBS" "${targets[@]}" 2>&1 | tail -n 3
   [ "${PIPESTATUS[0]}" = 0 ] || exit 1
   echo "BUILD $dir"
 }
@@ -28,4 +33,8 @@ mkdir -p "$here/build"
 build_against "$DISTSPEC_LAMMPS_2021" 20210929 "$@"
 if [ -n "${DISTSPEC_LAMMPS_2025:-}" ]; then
   build_against "$DISTSPEC_LAMMPS_2025" 20250204 "$@"
+fi
+if [ -n "${DISTSPEC_LAMMPS_2026:-}" ]; then
+  BUILD_TARGETS="distspec_plugin distspec_integration_tests" build_against "$DISTSPEC_LAMMPS_2026" 20260704 \
+    -DDISTSPEC_ENABLE_CUDA=OFF -DDISTSPEC_ENABLE_TORCH=OFF -DDISTSPEC_BUILD_BENCH=OFF "$@"
 fi

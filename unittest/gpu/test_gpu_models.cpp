@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <regex>
 #include <string>
 
 #include "distspec/dispatch/dispatcher.h"
@@ -636,6 +637,12 @@ TEST_P(GpuEqualsCpu, DeviceResidentGraphEqualsCpu) {
   }
 }
 
+// The message with its row number masked: the device-side checks name one failing row, not
+// necessarily the lowest (here the atom's own row or one of its periodic images).
+std::string row_masked(const std::string& message) {
+  return std::regex_replace(message, std::regex("of row [0-9]+"), "of row N");
+}
+
 TEST_P(GpuEqualsCpu, DeviceResidentGraphIsCheckedLikeAHostGraph) {
   Crystal crystal = crystal_for(GetParam(), file_);
   crystal.species[4] = static_cast<int>(file_.elements.size());
@@ -643,11 +650,76 @@ TEST_P(GpuEqualsCpu, DeviceResidentGraphIsCheckedLikeAHostGraph) {
   const DeviceResidentGraph device(g.graph());
   const std::string cpu_error = error_of([&] { run(*cpu_, g, spec_, Device::cpu); });
   EXPECT_FALSE(cpu_error.empty());
-  EXPECT_EQ(error_of([&] {
-              DeviceIndexedHaloExchange halo = device_exchange_of(g);
-              run(*gpu_, device.graph(), halo, spec_, Device::cuda);
-            }),
-            cpu_error);
+  const std::string device_error = error_of([&] {
+    DeviceIndexedHaloExchange halo = device_exchange_of(g);
+    run(*gpu_, device.graph(), halo, spec_, Device::cuda);
+  });
+  EXPECT_EQ(row_masked(device_error), row_masked(cpu_error));
+}
+
+// A host that keeps its rows in GPU memory asks for device rows (OutputRequest::rows_on_device):
+// forces, per-row energy and virial stay there (ModelOutputs::device), the row vectors stay
+// empty, and the rows equal the CPU's.
+TEST_P(GpuEqualsCpu, DeviceRowsEqualCpu) {
+  const PeriodicGraph g(crystal_for(GetParam(), file_), file_.cutoff, GetParam().skin);
+  AtomGraph host = g.graph();
+  host.topology_generation = 5;
+  const DeviceResidentGraph device(host);
+  IndexedHaloExchange cpu_halo = g.halo_exchange();
+  DeviceIndexedHaloExchange gpu_halo = device_exchange_of(g);
+  OutputRequest request{true, true, true};
+  const Result c = run(*cpu_, host, cpu_halo, spec_, Device::cpu, request);
+  request.rows_on_device = true;
+  Result d = run(*gpu_, device.graph(), gpu_halo, spec_, Device::cuda, request);
+  ASSERT_TRUE(d.out.rows_on_device());
+  EXPECT_TRUE(d.out.forces.empty() && d.out.energy_rows.empty() && d.out.virial_rows.empty());
+  ASSERT_NE(d.out.device.energy_rows, nullptr);
+  ASSERT_NE(d.out.device.virial_rows, nullptr);
+  const std::size_t n = g.n_rows();
+  auto download = [](const double* rows, std::size_t count) {
+    std::vector<double> host_rows(count);
+    EXPECT_EQ(cudaMemcpy(host_rows.data(), rows, count * sizeof(double), cudaMemcpyDeviceToHost), cudaSuccess);
+    return host_rows;
+  };
+  d.out.forces = download(d.out.device.forces, 3 * n);
+  d.out.energy_rows = download(d.out.device.energy_rows, n);
+  d.out.virial_rows = download(d.out.device.virial_rows, 6 * n);
+  expect_agree(d.out, c.out, kTol64, std::string(GetParam().name) + " device rows");
+}
+
+// The device-side index checks of a device-resident graph name the same faults as the host-side
+// checks of the same graph in host memory.
+TEST_P(GpuEqualsCpu, DeviceResidentEdgeFaultsAreTheHostChecksErrors) {
+  const PeriodicGraph g(crystal_for(GetParam(), file_), file_.cutoff, GetParam().skin);
+  const AtomGraph good = g.graph();
+  const std::vector<int> senders(good.senders, good.senders + good.offsets[good.n_receivers]);
+  const std::vector<int> receivers(good.receivers, good.receivers + good.n_receivers);
+  struct Fault {
+    const char* what;
+    std::vector<int> senders, receivers;
+    const char* message;
+  };
+  std::vector<Fault> faults{{"sender past the rows", senders, receivers, "is not a row"},
+                            {"receiver listed twice", senders, receivers, "is listed twice"}};
+  faults[0].senders[senders.size() / 2] = static_cast<int>(good.n_rows());
+  faults[1].receivers[1] = faults[1].receivers[0];
+  for (const Fault& f : faults) {
+    AtomGraph bad = good;
+    bad.senders = f.senders.data();
+    bad.receivers = f.receivers.data();
+    const std::string host_error = error_of([&] {
+      IndexedHaloExchange halo = g.halo_exchange();
+      run(*gpu_, bad, halo, spec_, Device::cuda);
+    });
+    EXPECT_NE(host_error.find(f.message), std::string::npos) << f.what << ": " << host_error;
+    const DeviceResidentGraph device(bad);
+    EXPECT_EQ(error_of([&] {
+                DeviceIndexedHaloExchange halo = device_exchange_of(g);
+                run(*gpu_, device.graph(), halo, spec_, Device::cuda);
+              }),
+              host_error)
+        << f.what;
+  }
 }
 
 }  // namespace
