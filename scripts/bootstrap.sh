@@ -111,8 +111,9 @@ unpack() {
   [ -f "$dest/.unpacked" ] && return 0
   rm -rf "$dest" && mkdir -p "$dest"
   local strip=1
-  # `|| true`: head closes the pipe early, which tar reports as a failure under pipefail.
-  if (tar -tf "$tarball" 2>/dev/null || true) | head -50 | grep -qv /; then strip=0; fi
+  # `|| true`: head closes the pipe early, which tar reports as a failure under pipefail; awk
+  # reads to the end, so that nothing else in the pipe stops early.
+  if (tar -tf "$tarball" 2>/dev/null || true) | head -50 | awk '!/\// {top = 1} END {exit !top}'; then strip=0; fi
   tar -xf "$tarball" -C "$dest" --strip-components=$strip --wildcards "$@"
   touch "$dest/.unpacked"
 }
