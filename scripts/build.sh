@@ -16,8 +16,9 @@ JOBS=${DISTSPEC_JOBS:-$(nproc)}
 build_against() {
   local lammps=$1 tag=$2 dir="$here/build/lammps-$2"
   shift 2
-  local targets=()
-  [ -n "${BUILD_TARGETS:-}" ] && targets=(--target $BUILD_TARGETS)
+  local targets=() names=()
+  read -r -a names <<< "${BUILD_TARGETS:-}"
+  [ ${#names[@]} -gt 0 ] && targets=(--target "${names[@]}")
   cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
     -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-}" -DDISTSPEC_PYTHON_MACE="${DISTSPEC_PYTHON_MACE:-}" \

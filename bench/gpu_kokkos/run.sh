@@ -21,7 +21,8 @@ mpnn_steps=${DISTSPEC_KK_MPNN_STEPS:-20}
 out=$(realpath -m "${OUT_DIR:-$here/out}")
 mkdir -p "$out"
 # The plugin by file name on the loader path: LAMMPS' logs name no path of this machine.
-export LD_LIBRARY_PATH="$(dirname "$plugin")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+plugin_dir=$(dirname "$plugin")
+export LD_LIBRARY_PATH="$plugin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 kk=(-k on g 1 -sf kk -pk kokkos newton on neigh half)
 
 # measure LOG ARGS...: one run; prints "ms_per_step atoms" of its timed (last) run.
