@@ -14,7 +14,8 @@ JOBS=${DISTSPEC_JOBS:-$(nproc)}
 
 # build_against LAMMPS TAG [CMAKE ARGS...]; BUILD_TARGETS (a list) limits what is built.
 build_against() {
-  local lammps=$1 tag=$2 dir="$here/build/lammps-$2"
+  local lammps=$1 tag=$2
+  local dir="$here/build/lammps-$tag"
   shift 2
   local targets=() names=()
   read -r -a names <<< "${BUILD_TARGETS:-}"
