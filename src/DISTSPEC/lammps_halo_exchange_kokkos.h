@@ -20,8 +20,6 @@
 
 #include "distspec/halo/halo_exchange.h"
 
-#include <Kokkos_DualView.hpp>
-
 namespace LAMMPS_NS {
 
 class LAMMPS;
