@@ -65,7 +65,14 @@ std::vector<TensorRef> edge_args(const AtomGraph& g) {
           TensorRef::of(g.senders, n_edges)};
 }
 
-EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species) {
+EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks) {
+  EdgeCall call;
+  call.list = graph.edge_list;
+  call.check_indices = checks.due(graph);
+  return call;
+}
+
+EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species, const EdgeCall& call) {
   if (args.size() < kEdgeArgCount) expect_count(op, "edge-list arguments", args.size(), kEdgeArgCount);
   EdgeArgs e;
   e.n_rows = args[0].rows;
@@ -76,8 +83,10 @@ EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int
   e.offsets = expect_i32(op, "offsets", 3, args[3], e.n_receivers + 1);
   const std::size_t n_edges = args[4].rows;
   e.senders = expect_i32(op, "senders", 4, args[4], n_edges);
-  // The checks below run every call: as min / max reductions, which the compiler vectorises;
-  // the offending value is looked for only when there is one.
+  e.list = call.list;
+  if (!call.check_indices) return e;
+  // As min / max reductions, which the compiler vectorises; the offending value is looked for
+  // only when there is one.
   if (max_of(e.species, e.n_rows) >= n_species)
     for (std::size_t i = 0; i < e.n_rows; ++i)
       if (e.species[i] >= n_species)
@@ -103,7 +112,7 @@ EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int
 PairOutputs unpack_pair_outputs(const std::string& op, Span<const TensorRef> outs, std::size_t n_rows, bool with_virial) {
   expect_count(op, "outputs", outs.size(), with_virial ? 4 : 2);
   PairOutputs o;
-  o.energy = expect_f64(op, "energy rows", 0, outs[0], n_rows, 1);
+  o.energy = expect_f64(op, "energy rows", 0, outs[0], n_rows, 1, true);
   o.forces = expect_f64(op, "forces", 1, outs[1], n_rows, 3);
   if (with_virial) {
     o.virial = expect_f64(op, "virial", 2, outs[2], 6, 1, true);
@@ -124,8 +133,12 @@ std::vector<TensorRef> pair_output_refs(ModelOutputs& out, std::vector<double>& 
 
 double owned_energy(const std::vector<double>& energy_rows, std::size_t n_owned) {
   double e = 0.0;
-  for (std::size_t i = 0; i < n_owned; ++i) e += energy_rows[i];
+  for (std::size_t i = 0; i < std::min(n_owned, energy_rows.size()); ++i) e += energy_rows[i];
   return e;
+}
+
+double pair_energy(const std::vector<double>& energy_rows, const AtomGraph& graph) {
+  return owned_energy(energy_rows, graph.edge_list == EdgeList::half_newton_on ? graph.n_rows() : graph.n_owned);
 }
 
 }  // namespace distspec::models

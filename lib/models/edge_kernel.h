@@ -7,14 +7,18 @@
 //   2 receivers  (n_receivers, i32) owned rows
 //   3 offsets    (n_receivers + 1, i32) CSR: receiver r's senders are senders[offsets[r]..offsets[r+1])
 //   4 senders    (n_edges, i32)     any row
-// Edges come from a full neighbour list (with skin) over owned receivers, so each kernel
-// applies its own cutoff and puts everything an edge contributes on receivers only: on its own
-// receiver (for_each_edge), or, for a pair of receivers visited once, on both (for_each_pair).
-// Halo rows that are not receivers get nothing.
+// Edges come from a neighbour list (with skin) over owned receivers, so each kernel applies its
+// own cutoff. From a full list (EdgeList::full) a kernel puts everything an edge contributes on
+// receivers only: on its own receiver (for_each_edge), or, for a pair of receivers visited once,
+// on both (for_each_pair); halo rows that are not receivers get nothing. Ops whose pair terms
+// are symmetric may also take half lists (EdgeList::half_newton_off / half_newton_on, see
+// model.h), which for_each_pair walks as LAMMPS' pair styles walk theirs.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "distspec/ops/op_registry.h"
@@ -24,6 +28,34 @@ namespace distspec::models {
 
 inline constexpr std::size_t kEdgeArgCount = 5;
 
+// How the model calls a CPU pair op of this library, beside its constants: the listing of the
+// edges, and whether the op checks their indices. Index checks are one pass over the edges, a
+// few percent of a pair step; the model asks for them once per topology (AtomGraph::
+// topology_generation), and at every call where the host gives no generation.
+struct EdgeCall {
+  EdgeList list = EdgeList::full;
+  bool check_indices = true;
+};
+// The state such an op is called with.
+template <class Constants>
+struct EdgeOpState {
+  const Constants* constants = nullptr;
+  EdgeCall call;
+};
+
+// Decides EdgeCall::check_indices from the graph's topology generation.
+class IndexCheckSchedule {
+ public:
+  bool due(const AtomGraph& graph) {
+    const bool due = graph.topology_generation == 0 || graph.topology_generation != checked_;
+    checked_ = graph.topology_generation;
+    return due;
+  }
+
+ private:
+  std::uint64_t checked_ = 0;
+};
+
 struct EdgeArgs {
   const double* x = nullptr;
   const int* species = nullptr;
@@ -32,6 +64,7 @@ struct EdgeArgs {
   const int* offsets = nullptr;
   const int* senders = nullptr;
   std::size_t n_receivers = 0;
+  EdgeList list = EdgeList::full;
 
   // f(i, j, del, rsq) for every edge j -> i whose atoms both belong to the model, del = x_i - x_j.
   template <class F>
@@ -52,38 +85,48 @@ struct EdgeArgs {
 
   // f(i, j, del, rsq, both) once per pair of atoms, for kernels whose pair terms are symmetric,
   // then done(i) after the last pair of receiver i (where the kernel adds what it summed for i
-  // in registers to i's row, as LAMMPS' pair styles do with fxtmp).
-  // A full list holds a pair of receivers twice (j -> i and i -> j): only the direction with
-  // i < j is visited, with `both` set, and the kernel puts the pair's terms on both atoms, as
-  // LAMMPS' half lists do; that halves the work on pairs of owned atoms. A pair whose sender is
-  // not a receiver (a halo row) is visited once, `both` false: its terms go on the receiver only.
+  // in registers to i's row, as LAMMPS' pair styles do with fxtmp). With `both` the kernel puts
+  // the pair's terms on j as well; without, on the receiver i only.
+  //   full: a pair of receivers is there twice (j -> i and i -> j); only the direction with
+  //     i < j is visited, with `both`, which halves the work on pairs of owned atoms. A pair
+  //     whose sender is a halo row is visited once, without `both`.
+  //   half_newton_off: every edge, `both` where the sender is a receiver.
+  //   half_newton_on: every edge, always `both`: halo rows get their atoms' shares.
   template <class F, class Done>
   void for_each_pair(F&& f, Done&& done) const {
+    if (list == EdgeList::half_newton_on) {
+      pairs_where<false>(f, done, [](int) { return true; });
+      return;
+    }
     // Receivers 0, 1, ..., n-1 (the owned rows of a per-layer step without NULL types, the
     // common case): a sender is a receiver exactly when j < n, with no mask to read per edge.
     bool leading_rows = true;
     for (std::size_t r = 0; r < n_receivers; ++r) leading_rows &= receivers[r] == static_cast<int>(r);
     if (leading_rows) {
       const int n = static_cast<int>(n_receivers);
-      pairs_where(f, done, [n](int j) { return j < n; });
+      if (list == EdgeList::full) pairs_where<true>(f, done, [n](int j) { return j < n; });
+      else pairs_where<false>(f, done, [n](int j) { return j < n; });
       return;
     }
     std::vector<unsigned char> mask(n_rows, 0);
     for (std::size_t r = 0; r < n_receivers; ++r) mask[static_cast<std::size_t>(receivers[r])] = 1;
-    pairs_where(f, done, [&mask](int j) { return mask[static_cast<std::size_t>(j)] != 0; });
+    auto is_receiver = [&mask](int j) { return mask[static_cast<std::size_t>(j)] != 0; };
+    if (list == EdgeList::full) pairs_where<true>(f, done, is_receiver);
+    else pairs_where<false>(f, done, is_receiver);
   }
 
  private:
-  template <class F, class Done, class IsReceiver>
-  void pairs_where(F& f, Done& done, IsReceiver is_receiver) const {
+  // kSkipReverse: a full list, whose pairs of receivers are visited in one direction only.
+  template <bool kSkipReverse, class F, class Done, class Both>
+  void pairs_where(F& f, Done& done, Both both_of) const {
     for (std::size_t r = 0; r < n_receivers; ++r) {
       const int i = receivers[r];
       if (species[i] < 0) continue;
       const double* xi = x + 3 * static_cast<std::size_t>(i);
       for (int e = offsets[r]; e < offsets[r + 1]; ++e) {
         const int j = senders[e];
-        const bool both = is_receiver(j);
-        if ((both && j < i) || species[j] < 0) continue;
+        const bool both = both_of(j);
+        if ((kSkipReverse && both && j < i) || species[j] < 0) continue;
         const double* xj = x + 3 * static_cast<std::size_t>(j);
         const double del[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
         f(i, j, del, del[0] * del[0] + del[1] * del[1] + del[2] * del[2], both);
@@ -103,9 +146,11 @@ struct ReceiverSums {
 
 // The five edge-list TensorRefs of a graph.
 std::vector<TensorRef> edge_args(const AtomGraph& graph);
-// Checks dtypes, shapes, index ranges and species (< n_species) of args[0..4]; throws
-// distspec::Error naming `op`.
-EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species);
+// Checks dtypes and shapes of args[0..4], and (call.check_indices) species (< n_species) and
+// index ranges; throws distspec::Error naming `op`.
+EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species, const EdgeCall& call = {});
+// The EdgeCall for a graph: its listing, and index checks when the schedule says so.
+EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks);
 
 void expect_count(const std::string& op, const char* what, std::size_t found, std::size_t expected);
 // A float64 tensor of exactly rows x cols on `device`; with `optional`, an empty tensor
@@ -117,7 +162,7 @@ const int* expect_i32(const std::string& op, const char* what, std::size_t pos, 
 
 // Outputs of an op that produces pair energy, forces and virial, all added into (the caller
 // zeroes them):
-//   0 energy rows (n_rows, f64), 1 forces (n_rows x 3, f64),
+//   0 energy rows (n_rows, f64; an empty tensor skips the energy), 1 forces (n_rows x 3, f64),
 //   2 virial (6, f64: xx yy zz xy xz yz), 3 per-row virial (n_rows x 6, f64)
 // Ops without virial take outputs 0 and 1 only; in ops with virial either virial output may be
 // an empty tensor (rows == 0), which skips it.
@@ -149,14 +194,14 @@ struct PairOutputs {
 
   // One pair from EdgeArgs::for_each_pair: the receiver's share into `sums` (see tally()); with
   // `both`, j gets what tally() gives it from i -> j: the opposite force, the same half energy
-  // and the same half virial (even in del). kVirial false: the op has no virial outputs, and the
-  // virial sums stay out of the loop (and out of registers it needs).
-  template <bool kVirial>
+  // and the same half virial (even in del). kEnergy / kVirial false: the op was given no energy
+  // rows / no virial outputs, and their sums stay out of the loop (and out of registers it needs).
+  template <bool kEnergy, bool kVirial>
   void tally_pair(ReceiverSums& sums, int j, bool both, double half_energy, double fpair, const double del[3]) const {
-    sums.energy += half_energy;
+    if (kEnergy) sums.energy += half_energy;
     for (int c = 0; c < 3; ++c) sums.force[c] += del[c] * fpair;
     if (both) {
-      energy[j] += half_energy;
+      if (kEnergy) energy[j] += half_energy;
       double* fj = forces + 3 * static_cast<std::size_t>(j);
       for (int c = 0; c < 3; ++c) fj[c] -= del[c] * fpair;
     }
@@ -172,9 +217,9 @@ struct PairOutputs {
   }
 
   // Adds receiver i's sums to its rows and to the global virial, and clears them.
-  template <bool kVirial>
+  template <bool kEnergy, bool kVirial>
   void flush(int i, ReceiverSums& sums) const {
-    energy[i] += sums.energy;
+    if (kEnergy) energy[i] += sums.energy;
     double* fi = forces + 3 * static_cast<std::size_t>(i);
     for (int c = 0; c < 3; ++c) fi[c] += sums.force[c];
     if (!kVirial) {
@@ -187,15 +232,29 @@ struct PairOutputs {
       for (int k = 0; k < 6; ++k) virial_rows[6 * static_cast<std::size_t>(i) + k] += sums.virial[k];
     sums = ReceiverSums{};
   }
+
+  // body(std::bool_constant<kEnergy>, std::bool_constant<kVirial>) with the flags these outputs
+  // call for, so that a kernel is instantiated once per combination.
+  template <class Body>
+  void with_flags(Body&& body) const {
+    const bool v = virial || virial_rows;
+    if (energy && v) body(std::true_type{}, std::true_type{});
+    else if (energy) body(std::true_type{}, std::false_type{});
+    else if (v) body(std::false_type{}, std::true_type{});
+    else body(std::false_type{}, std::false_type{});
+  }
 };
 
 PairOutputs unpack_pair_outputs(const std::string& op, Span<const TensorRef> outs, std::size_t n_rows, bool with_virial);
 
 // Output TensorRefs for ModelOutputs in the PairOutputs layout; energy rows go to `energy_rows`
-// (out.energy_rows or a scratch buffer of n_rows).
+// (out.energy_rows or a scratch buffer of n_rows; empty: no energy).
 std::vector<TensorRef> pair_output_refs(ModelOutputs& out, std::vector<double>& energy_rows, bool with_virial);
 
 // Sum of the owned rows of a per-row energy.
 double owned_energy(const std::vector<double>& energy_rows, std::size_t n_owned);
+// This rank's share of the energy of a pair model: its owned rows, and under a half_newton_on
+// list the halo rows too (pairs with halo atoms are listed on this rank only).
+double pair_energy(const std::vector<double>& energy_rows, const AtomGraph& graph);
 
 }  // namespace distspec::models

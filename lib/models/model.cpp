@@ -8,6 +8,15 @@
 
 namespace distspec::models {
 
+const char* edge_list_name(EdgeList list) {
+  switch (list) {
+    case EdgeList::full: return "full";
+    case EdgeList::half_newton_off: return "half (newton off)";
+    case EdgeList::half_newton_on: return "half (newton on)";
+  }
+  return "?";
+}
+
 void ModelOutputs::reset(std::size_t n_rows, const OutputRequest& request, bool rows_on_device) {
   energy = 0.0;
   virial.fill(0.0);

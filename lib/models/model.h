@@ -14,6 +14,21 @@
 
 namespace distspec::models {
 
+// How the edges of an AtomGraph hold each pair of atoms (LAMMPS' full and half neighbour lists).
+enum class EdgeList {
+  // Every receiver lists all its senders: a pair of owned atoms is there twice, j -> i and i -> j.
+  full,
+  // Each pair once, for ops whose pair terms are symmetric in i and j, which put a pair's terms on
+  // both atoms. A pair of an owned and a halo atom is listed on every rank that owns one of the
+  // two, and each puts terms on its owned atom only (LAMMPS `newton off`).
+  half_newton_off,
+  // Each pair once over all ranks: a pair of an owned and a halo atom is listed on one of the two
+  // ranks only, which leaves the halo atom's terms on its halo row for the host to fold onto the
+  // owner (LAMMPS `newton on`, whose reverse comm of forces does that fold).
+  half_newton_on,
+};
+const char* edge_list_name(EdgeList list);
+
 // Rows are [owned | halo]; halo rows carry periodic-image coordinates already.
 struct AtomGraph {
   std::size_t n_owned = 0;
@@ -28,6 +43,7 @@ struct AtomGraph {
   const int* receivers = nullptr;
   const int* offsets = nullptr;  // n_receivers + 1
   const int* senders = nullptr;
+  EdgeList edge_list = EdgeList::full;  // half lists only for models that take them (ModelInfo::half_list)
   // Names the topology: row counts, species, charges, receivers, offsets and senders. A host
   // bumps it whenever one of them changes (LAMMPS: at reneighbouring), so that a device model
   // uploads them only then; positions are uploaded every call. 0 means "unknown": device
@@ -59,6 +75,9 @@ struct OutputRequest {
   // model whose rows are on the device leaves its per-row outputs there (ModelOutputs::device)
   // instead of downloading them, so that nothing crosses PCIe per step. Host models ignore it.
   bool rows_on_device = false;
+  // false: the host does not read the energy on this step (LAMMPS: eflag 0), and pair kernels
+  // skip it; ModelOutputs::energy is then 0. Models that differentiate their energy ignore it.
+  bool energy = true;
 };
 
 // Per-row outputs left in device memory (OutputRequest::rows_on_device): n_rows rows each, or
@@ -113,6 +132,11 @@ struct ModelInfo {
   // and many-body kernels over the edges j -> i push -dE/dx_j onto senders). A spec that
   // declares forces owned-only would drop those parts, so the host refuses it.
   bool forces_on_halo_rows = false;
+  // The half edge list the model's ops take (their pair terms are symmetric in i and j), or full
+  // for none; half_newton_on implies half_newton_off. The host chooses which list to give
+  // (AtomGraph::edge_list): half_newton_on leaves partial forces, energy and virial rows on halo
+  // rows whatever forces_on_halo_rows says, so the host gives it only where it folds them.
+  EdgeList half_list = EdgeList::full;
   bool needs_periodic_cell = false;  // sums over periodic images: AtomGraph::cell, periodic in x, y, z
   // Maps every halo row onto its owner (AtomGraph::owner_rows) rather than reading halo rows: a
   // serial model, which runs on one rank only, where every atom's owner is local.

@@ -27,20 +27,27 @@
 namespace LAMMPS_NS {
 namespace distspec_compat {
 
-// 24 Mar 2022 replaced neighbor->request() + requests[i]->half/full by add_request(). Recent
-// KOKKOS refuses `neigh full` with `newton on`; the style always asks for its own full list.
+// The neighbour lists the plain style asks for: full, half as newton_pair says, or half with
+// newton off's pairs whatever newton_pair says (every rank lists each pair of its owned atoms).
+enum class NeighborListKind { full, half, half_newton_off };
+
+// 24 Mar 2022 replaced neighbor->request() + requests[i]->half/full/newton by add_request().
 // `instance_me` is protected in Pair: the caller passes its own. With `ghost`, ghost atoms get
 // neighbour lists too (list->gnum of them after the inum owned ones).
 template <class PairT>
-inline void request_full_neighbor_list(Neighbor *neighbor, PairT *pair, int instance_me, bool ghost)
+inline void request_neighbor_list(Neighbor *neighbor, PairT *pair, int instance_me, NeighborListKind kind, bool ghost)
 {
 #if LAMMPS_VERSION_NUMBER >= 20220324
   (void) instance_me;
-  neighbor->add_request(pair, ghost ? (NeighConst::REQ_FULL | NeighConst::REQ_GHOST) : NeighConst::REQ_FULL);
+  int flags = ghost ? NeighConst::REQ_GHOST : NeighConst::REQ_DEFAULT;
+  if (kind == NeighborListKind::full) flags |= NeighConst::REQ_FULL;
+  if (kind == NeighborListKind::half_newton_off) flags |= NeighConst::REQ_NEWTON_OFF;
+  neighbor->add_request(pair, flags);
 #else
   int irequest = neighbor->request(pair, instance_me);
-  neighbor->requests[irequest]->half = 0;
-  neighbor->requests[irequest]->full = 1;
+  neighbor->requests[irequest]->half = kind == NeighborListKind::full ? 0 : 1;
+  neighbor->requests[irequest]->full = kind == NeighborListKind::full ? 1 : 0;
+  neighbor->requests[irequest]->newton = kind == NeighborListKind::half_newton_off ? 2 : 0;
   neighbor->requests[irequest]->ghost = ghost ? 1 : 0;
 #endif
 }

@@ -263,12 +263,39 @@ void PairDistspec::init_style()
   // A CUDA model's feature rows stay on the GPU: the exchange packs the rows LAMMPS sends there.
   halo_.set_device_rows(model_device() == distspec::Device::cuda);
 
-  distspec_compat::request_full_neighbor_list(neighbor, this, instance_me, expanded_);
+  edge_list_ = choose_edge_list();
+  using distspec::models::EdgeList;
+  using distspec_compat::NeighborListKind;
+  distspec_compat::request_neighbor_list(neighbor, this, instance_me,
+                                         edge_list_ == EdgeList::full              ? NeighborListKind::full
+                                             : edge_list_ == EdgeList::half_newton_on ? NeighborListKind::half
+                                                                                      : NeighborListKind::half_newton_off,
+                                         expanded_);
   // The expanded shell: ghosts out to L cutoffs, without widening the neighbour list itself.
   if (expanded_) comm->cutghostuser = std::max(comm->cutghostuser, layers * info.cutoff + neighbor->skin);
   edges_built_at_ = -1;
   if (settings_.timing) install_end_of_run_hook();
   log_setup();
+}
+
+// The edge list this run gives the model: a half list where the model takes one (as LAMMPS'
+// own pair styles do) and the halo is per-layer; newton on's only where what it leaves on halo
+// rows is folded: forces by LAMMPS' reverse comm (newton_pair on), per-atom energy and virial by
+// this style, none of them declared owned-only by the spec.
+distspec::models::EdgeList PairDistspec::choose_edge_list() const
+{
+  using distspec::models::EdgeList;
+  const EdgeList half = model_->info().half_list;
+  if (expanded_ || half == EdgeList::full || !half_edge_lists_allowed()) return EdgeList::full;
+  const bool halo_rows_folded =
+      !outputs_.forces_owned_only && !outputs_.energy_rows_owned_only && !outputs_.virial_rows_owned_only;
+  if (half == EdgeList::half_newton_on && force->newton_pair && halo_rows_folded) return EdgeList::half_newton_on;
+  return EdgeList::half_newton_off;
+}
+
+bool PairDistspec::halo_rows_stay_zero() const
+{
+  return !model_->info().forces_on_halo_rows && edge_list_ != distspec::models::EdgeList::half_newton_on;
 }
 
 // What the binding rules need to know about this run.
@@ -370,7 +397,7 @@ void PairDistspec::compute(int eflag, int vflag)
   require_finite_outputs(lmp, list, result_.energy, result_.forces.data(), graph_.n_rows(), "distspec",
                          model_file_->path, model_->info().cutoff);
   timing_.lap(RunTiming::checks);
-  write_back(eflag, vflag);
+  write_back();
   timing_.end_step();
   if (report_pending_) log_halo_report();
 }
@@ -399,6 +426,7 @@ void PairDistspec::run_model(const char *style)
 {
   dispatcher_->reset_stats();
   distspec::models::OutputRequest request;
+  request.energy = eflag_global != 0;
   request.energy_rows = eflag_atom != 0;
   request.virial = vflag_global != 0;
   request.virial_rows = vflag_atom != 0;
@@ -499,6 +527,7 @@ void PairDistspec::rebuild_edges()
   graph_.receivers = receivers_.data();
   graph_.offsets = offsets_.data();
   graph_.senders = senders_.data();
+  graph_.edge_list = edge_list_;
   edges_built_at_ = neighbor->ncalls;
   if (model_->info().needs_owner_rows) rebuild_owner_rows();
   // Row counts, species and edges change only here: a device model uploads them only then.
@@ -506,17 +535,19 @@ void PairDistspec::rebuild_edges()
 }
 
 // Energy, forces and virial into LAMMPS, as OutputPlan says.
-void PairDistspec::write_back(int eflag, int vflag)
+void PairDistspec::write_back()
 {
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
   const std::size_t n_rows = nall;
+  // Halo rows that hold nothing need no fold (a reverse exchange) before they are dropped.
+  const bool halo_zero = halo_rows_stay_zero();
   auto zero_halo = [&](std::vector<double> &rows, int width) {
     std::fill(rows.begin() + static_cast<std::size_t>(nlocal) * width, rows.begin() + n_rows * width, 0.0);
   };
   auto fold = [&](std::vector<double> &rows, int width, bool owned_only) {
     if (owned_only) zero_halo(rows, width);
-    else halo_.reverse(distspec::Rows<double>{rows.data(), n_rows, width});
+    else if (!halo_zero) halo_.reverse(distspec::Rows<double>{rows.data(), n_rows, width});
   };
 
   if (eflag_global) eng_vdwl += result_.energy;
@@ -525,7 +556,7 @@ void PairDistspec::write_back(int eflag, int vflag)
   double **f = atom->f;
   if (outputs_.forces_owned_only) zero_halo(result_.forces, 3);
   else if (!force->newton_pair) fold(result_.forces, 3, false);
-  const int force_rows = force->newton_pair ? nall : nlocal;
+  const int force_rows = force->newton_pair && !halo_zero ? nall : nlocal;
   for (int i = 0; i < force_rows; ++i)
     for (int c = 0; c < 3; ++c) f[i][c] += result_.forces[3 * i + c];
 
@@ -540,8 +571,6 @@ void PairDistspec::write_back(int eflag, int vflag)
     for (int i = 0; i < nlocal; ++i)
       for (int k = 0; k < 6; ++k) vatom[i][k] += result_.virial_rows[6 * i + k];
   }
-  (void) eflag;
-  (void) vflag;
 }
 
 /* ----------------------------------------------------------------------

@@ -68,11 +68,18 @@ class PairDistspec : public Pair {
   // Where the model's kernels run: the device keyword; the KOKKOS variant follows its execution space.
   virtual distspec::Device model_device() const;
   void load_model(const std::string &model_path);
+  distspec::models::EdgeList choose_edge_list() const;
+  // Whether this style may give the model a half edge list; the KOKKOS variant builds its edges
+  // from a full list.
+  virtual bool half_edge_lists_allowed() const { return true; }
+  // Whether the model leaves nothing on halo rows under this run's edge list, so that per-row
+  // outputs need no fold.
+  bool halo_rows_stay_zero() const;
   void build_graph();
   void rebuild_edges();
   void rebuild_owner_rows();
   void run_model(const char *style);
-  void write_back(int eflag, int vflag);
+  void write_back();
   void log_setup() const;
   void log_halo_report();
   void install_end_of_run_hook();
@@ -95,6 +102,7 @@ class PairDistspec : public Pair {
   std::vector<int> owner_rows_;  // serial models only, rebuilt with the edges
   bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
   bool expanded_ = false;    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too
+  distspec::models::EdgeList edge_list_ = distspec::models::EdgeList::full;    // what graph_ lists
   bool report_pending_ = false;    // log the halo report after the first step of a run
   std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)
   distspec::models::ModelOutputs result_;

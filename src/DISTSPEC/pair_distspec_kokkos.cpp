@@ -300,8 +300,11 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
   const std::size_t n_rows = nall;
-  // Halo-row partials to their owners by the style's own reverse exchange.
-  auto fold = [&](double *rows, int width) { halo_kk_.reverse(distspec::Rows<double>{rows, n_rows, width}); };
+  // Halo-row partials to their owners by the style's own reverse exchange, where there are any.
+  const bool halo_zero = halo_rows_stay_zero();
+  auto fold = [&](double *rows, int width) {
+    if (!halo_zero) halo_kk_.reverse(distspec::Rows<double>{rows, n_rows, width});
+  };
 
   if (eflag_global) eng_vdwl += result_.energy;
   if (vflag_global)
@@ -314,7 +317,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   double *force_data = result_.device.forces ? result_.device.forces
                                              : rows_for_device(result_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
   if (!owned_only && !force->newton_pair) fold(force_data, 3);
-  const int force_rows = (force->newton_pair && !owned_only) ? nall : nlocal;
+  const int force_rows = (force->newton_pair && !owned_only && !halo_zero) ? nall : nlocal;
   {
     auto f = atomKK->k_f.template view<DeviceType>();
     const Kokkos::View<const double *[3], Kokkos::LayoutRight, DeviceType, Unmanaged> forces(force_data, n_rows);

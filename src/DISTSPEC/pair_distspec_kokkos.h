@@ -58,6 +58,8 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
  protected:
   void check_device() const override;
   distspec::Device model_device() const override;
+  // Edges come from KOKKOS' full list, which the CUDA kernels walk without atomics.
+  bool half_edge_lists_allowed() const override { return false; }
 
  private:
   // Pair::eatom / vatom are double in every LAMMPS version: own fp64 DualViews keep clear of

@@ -262,9 +262,12 @@ std::vector<BadInput> build()
   add(spec_row("spec_forces_declared_per_graph", kHaloSpec.substr(0, kHaloSpec.size() - 1) +
                                                      R"(, "output_kinds": [["forces", "per_graph"]]})",
                "output 'forces' is declared per_graph, LAMMPS needs it per_node"));
-  add(spec_row("spec_forces_owned_only_for_a_pair_model", kHaloSpec.substr(0, kHaloSpec.size() - 1) +
-                                                              R"(, "owned_only_outputs": ["forces"]})",
-               "lists 'forces' in owned_only_outputs, but model"));
+  // The message-passing model leaves parts of forces on halo rows; pair models (LJ, EAM) do not,
+  // and run such a spec (test_reference_styles: OwnedOnlyForcesSpec).
+  add({"spec_forces_owned_only_for_a_message_passing_model",
+       {{"spec.json", kHaloSpec.substr(0, kHaloSpec.size() - 1) + R"(, "owned_only_outputs": ["forces"]})"}},
+       kCopper + "pair_style distspec spec @DIR@/spec.json\npair_coeff * * @POT@/cu_mpnn_L2.json Cu\n" + kRun,
+       "lists 'forces' in owned_only_outputs, but model"});
   add(spec_row("spec_adapts_an_op_of_another_model",
                spec_with_policy(kHaloPolicy, R"([{"op": "distspec_eam::density", "arg_transforms": {},
                  "output_transforms": {}}])"),

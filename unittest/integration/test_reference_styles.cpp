@@ -114,6 +114,15 @@ Deck cuni_eam_alloy()
           "pair_style distspec\npair_coeff * * " + potential("cuni_eam_alloy.json") + " Cu Ni"};
 }
 
+// The spec declares forces owned-only, which a pair model satisfies (its kernels leave nothing
+// on halo rows): the run then takes newton off's half list whatever newton_pair says.
+Deck with_owned_only_forces(Deck d, const std::string &spec)
+{
+  d.name += "_owned_forces";
+  d.distspec = "pair_style distspec spec " + potential("specs/" + spec) + d.distspec.substr(d.distspec.find('\n'));
+  return d;
+}
+
 struct Variant {
   Deck deck;
   bool newton;
@@ -156,7 +165,9 @@ std::vector<Variant> variants()
 {
   std::vector<Variant> out;
   for (const Deck& d : {argon_lj(), argon_lj_triclinic(), argon_lj_vacuum(), argon_lj_hybrid_null(),
-                        copper_eam_funcfl(), cuni_eam_alloy()})
+                        copper_eam_funcfl(), cuni_eam_alloy(),
+                        with_owned_only_forces(argon_lj_triclinic(), "lj_halo_owned_forces.json"),
+                        with_owned_only_forces(cuni_eam_alloy(), "eam_halo_owned_forces.json")})
     for (bool newton : {true, false}) out.push_back({d, newton});
   return out;
 }

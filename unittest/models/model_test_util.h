@@ -2,7 +2,9 @@
 // finite-difference references its forces and virial are checked against.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -77,6 +79,35 @@ inline void expect_rows_add_up(const PeriodicGraph& g, const models::ModelOutput
   double energy = 0.0;
   for (std::size_t i = 0; i < g.n_rows(); ++i) energy += out.energy_rows[i];
   EXPECT_NEAR(energy, out.energy, 1e-10);
+}
+
+// A model's outputs over `list` (a half list of the same edges), halo rows folded onto their
+// owners, equal its outputs over the full list: forces, energy, per-row energy and virial, and
+// the virial, to `tol` relative to the largest value of each. Under half_newton_off halo rows
+// must come back zero (nothing to fold).
+inline void expect_half_list_matches_full(models::Model& model, PeriodicGraph g, const DistributionSpec& spec,
+                                          models::EdgeList list, double tol = 1e-12) {
+  const ModelRun full = run_model(model, g, spec);
+  const std::size_t full_edges = g.n_edges();
+  g.use_edge_list(list);
+  // One rank holding every atom: newton on's list holds each pair of the full list's two once.
+  if (list == models::EdgeList::half_newton_on) EXPECT_EQ(2 * g.n_edges(), full_edges);
+  EXPECT_LT(g.n_edges(), full_edges);
+  const ModelRun half = run_model(model, g, spec);
+  auto compare = [&](const char* what, const std::vector<double>& a, std::vector<double> b, int width) {
+    if (list == models::EdgeList::half_newton_off)
+      for (std::size_t k = g.n_owned() * width; k < b.size(); ++k) EXPECT_EQ(b[k], 0.0) << what << " halo value " << k;
+    b = fold(g, b, width);
+    double scale = 0.0;
+    for (std::size_t k = 0; k < g.n_owned() * width; ++k) scale = std::max(scale, std::abs(a[k]));
+    for (std::size_t k = 0; k < g.n_owned() * width; ++k)
+      EXPECT_NEAR(b[k], a[k], tol * scale) << what << " " << k / width << " component " << k % width;
+  };
+  compare("force of atom", full.out.forces, half.out.forces, 3);
+  compare("energy of atom", full.out.energy_rows, half.out.energy_rows, 1);
+  compare("virial of atom", full.out.virial_rows, half.out.virial_rows, 6);
+  EXPECT_NEAR(half.out.energy, full.out.energy, tol * std::abs(full.out.energy));
+  for (int c = 0; c < 6; ++c) EXPECT_NEAR(half.out.virial[c], full.out.virial[c], tol * std::abs(full.out.virial[0]));
 }
 
 // The distspec::Error that `f` throws (a test failure when it throws none).

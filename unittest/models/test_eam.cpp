@@ -105,7 +105,8 @@ TEST_P(EamModel, DensityAndEnergyEqualTheFileFunctionsSummedOverImages) {
 
   // The density op alone, on the model's tables.
   models::register_builtin_ops();
-  const models::eam::Tables tables = models::eam::load_tables(file_);
+  const models::eam::Tables constants = models::eam::load_tables(file_);
+  const models::EdgeOpState<models::eam::Tables> tables{&constants, {}};
   std::vector<double> rho(g.n_rows(), 0.0);
   const std::vector<TensorRef> args = models::edge_args(g.graph());
   const TensorRef out = TensorRef::of(rho.data(), rho.size());
@@ -123,6 +124,24 @@ TEST_P(EamModel, DensityAndEnergyEqualTheFileFunctionsSummedOverImages) {
   }
   EXPECT_NEAR(run.out.energy, total, 5e-5 * g.n_owned());
   for (std::size_t row = g.n_owned(); row < g.n_rows(); ++row) EXPECT_EQ(run.out.energy_rows[row], 0.0);
+}
+
+// Newton off's half list, which the CPU model asks for, against the full list.
+TEST_P(EamModel, HalfListGivesTheFullListsOutputs) {
+  EXPECT_EQ(model_->info().half_list, models::EdgeList::half_newton_off);
+  expect_half_list_matches_full(*model_, PeriodicGraph(crystal_, file_.cutoff, 1.0), spec(),
+                                models::EdgeList::half_newton_off);
+}
+
+// energy false (LAMMPS eflag 0): the forces of a step with energy, no energy.
+TEST_P(EamModel, StepsWithoutEnergyGiveTheSameForces) {
+  const PeriodicGraph g(crystal_, file_.cutoff, 1.0);
+  const ModelRun with = run_model(*model_, g, spec(), {false, true, false});
+  models::OutputRequest request;
+  request.energy = false;
+  const ModelRun without = run_model(*model_, g, spec(), request);
+  EXPECT_EQ(without.out.energy, 0.0);
+  EXPECT_EQ(without.out.forces, with.out.forces);
 }
 
 TEST_P(EamModel, ForcesEqualFiniteDifferences) {
@@ -151,11 +170,20 @@ TEST_P(EamModel, VirialEqualsStrainDerivative) {
 // The halo policy folds and refreshes rho (reverse + forward) and refreshes F' (forward);
 // refresh_halo with scatter_mode local only refreshes F'. A full list makes owned rho exact
 // either way, so both give the same numbers.
+// One forward exchange a step (F'), as pair_eam under newton off: owned rows get every pair
+// they are in from a full or newton-off list. Newton on's half list leaves parts of rho on halo
+// rows, and the spec's policy folds them (a reverse, then a forward).
 TEST_P(EamModel, ExchangesFollowTheSpecsPolicy) {
-  const PeriodicGraph g(crystal_, file_.cutoff, 1.0);
+  PeriodicGraph g(crystal_, file_.cutoff, 1.0);
   const ModelRun halo = run_model(*model_, g, spec());
-  EXPECT_EQ(halo.stats.forward, 2u);
-  EXPECT_EQ(halo.stats.reverse, 1u);
+  EXPECT_EQ(halo.stats.forward, 1u);
+  EXPECT_EQ(halo.stats.reverse, 0u);
+  PeriodicGraph newton_on = g;
+  newton_on.use_edge_list(models::EdgeList::half_newton_on);
+  const ModelRun folded = run_model(*model_, newton_on, spec());
+  EXPECT_EQ(folded.stats.forward, 2u);
+  EXPECT_EQ(folded.stats.reverse, 1u);
+  expect_half_list_matches_full(*model_, g, spec(), models::EdgeList::half_newton_on);
   DistributionSpec refresh = spec();
   refresh.policy = StoragePolicy("refresh_halo");
   const ModelRun local = run_model(*model_, g, refresh);

@@ -110,6 +110,29 @@ TEST_P(LJBinary, VirialEqualsStrainDerivative) {
   for (std::size_t v = 6 * g.n_owned(); v < run.out.virial_rows.size(); ++v) EXPECT_EQ(run.out.virial_rows[v], 0.0);
 }
 
+// LAMMPS' half lists (newton off and on) against the full list the brute-force tests check.
+TEST_P(LJBinary, HalfListsGiveTheFullListsOutputs) {
+  EXPECT_EQ(model_->info().half_list, models::EdgeList::half_newton_on);
+  for (models::EdgeList list : {models::EdgeList::half_newton_off, models::EdgeList::half_newton_on}) {
+    SCOPED_TRACE(models::edge_list_name(list));
+    expect_half_list_matches_full(*model_, PeriodicGraph(crystal_, file_.cutoff, 1.0), spec(), list);
+  }
+}
+
+// energy false (LAMMPS eflag 0): the forces and virial of a step with energy, no energy.
+TEST_P(LJBinary, StepsWithoutEnergyGiveTheSameForces) {
+  const PeriodicGraph g(crystal_, file_.cutoff, 1.0);
+  const ModelRun with = run_model(*model_, g, spec(), {false, true, false});
+  models::OutputRequest request;
+  request.energy = false;
+  request.virial = true;
+  const ModelRun without = run_model(*model_, g, spec(), request);
+  EXPECT_NE(with.out.energy, 0.0);
+  EXPECT_EQ(without.out.energy, 0.0);
+  EXPECT_EQ(without.out.forces, with.out.forces);
+  EXPECT_EQ(without.out.virial, with.out.virial);
+}
+
 TEST_P(LJBinary, PlainOpAgreesWithVirialOp) {
   const PeriodicGraph g(crystal_, file_.cutoff, 1.0);
   const ModelRun with = run_model(*model_, g, spec(), {true, true, true});
@@ -125,7 +148,8 @@ TEST_P(LJBinary, PlainOpAgreesWithVirialOp) {
 TEST_P(LJBinary, KernelChecksItsArguments) {
   models::register_builtin_ops();
   const OpKernel& kernel = *OpRegistry::global().find(models::lj::kEnergyForcesOp, Device::cpu);
-  const models::lj::Params params = models::lj::parse_params(file_.parameters, file_.elements, file_.cutoff);
+  const models::lj::Params constants = models::lj::parse_params(file_.parameters, file_.elements, file_.cutoff);
+  const models::EdgeOpState<models::lj::Params> params{&constants, {}};
   PeriodicGraph g(crystal_, file_.cutoff, 1.0);
   std::vector<double> energy(g.n_rows()), forces(3 * g.n_rows());
   const std::vector<TensorRef> outs{TensorRef::of(energy.data(), g.n_rows()), TensorRef::of(forces.data(), g.n_rows(), 3)};

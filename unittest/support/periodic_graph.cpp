@@ -144,7 +144,35 @@ models::AtomGraph PeriodicGraph::graph() const {
   g.receivers = receivers_.data();
   g.offsets = offsets_.data();
   g.senders = senders_.data();
+  g.edge_list = edge_list_;
   return g;
+}
+
+void PeriodicGraph::use_edge_list(models::EdgeList list) {
+  if (full_offsets_.empty()) {
+    full_offsets_ = offsets_;
+    full_senders_ = senders_;
+  }
+  edge_list_ = list;
+  offsets_.assign(1, 0);
+  senders_.clear();
+  // Whether the pair (i, j) is listed under receiver i: pairs of owned atoms under the lower one.
+  auto keep = [&](std::size_t i, std::size_t j) {
+    if (list == models::EdgeList::full) return true;
+    if (j < n_owned_) return i < j;
+    if (list == models::EdgeList::half_newton_off) return true;
+    const std::size_t k = owner_[j];
+    if (k != i) return i < k;
+    for (int d = 2; d >= 0; --d)
+      if (x_[3 * j + d] != x_[3 * i + d]) return x_[3 * j + d] > x_[3 * i + d];
+    return false;
+  };
+  for (std::size_t r = 0; r < receivers_.size(); ++r) {
+    const std::size_t i = static_cast<std::size_t>(receivers_[r]);
+    for (int e = full_offsets_[r]; e < full_offsets_[r + 1]; ++e)
+      if (keep(i, static_cast<std::size_t>(full_senders_[e]))) senders_.push_back(full_senders_[e]);
+    offsets_.push_back(static_cast<int>(senders_.size()));
+  }
 }
 
 IndexedHaloExchange PeriodicGraph::halo_exchange() const {

@@ -62,6 +62,12 @@ class PeriodicGraph {
 
   // Views into this object.
   models::AtomGraph graph() const;
+  // The same edges as a half list (each pair once), as LAMMPS' half lists hold them on one rank
+  // that owns every atom: half_newton_off keeps the pairs with a halo row as the full list has
+  // them, half_newton_on keeps one of the two mirror images of each (an owned atom i and an
+  // image of k, against k and an image of i), by atom index, then by position for an atom and
+  // its own image.
+  void use_edge_list(models::EdgeList list);
   IndexedHaloExchange halo_exchange() const;
 
   // Moves owned atom i and every image of it by d.
@@ -76,6 +82,8 @@ class PeriodicGraph {
   std::vector<int> species_;
   std::vector<std::size_t> owner_;  // per row
   std::vector<int> receivers_, offsets_, senders_;
+  std::vector<int> full_offsets_, full_senders_;  // the full list, kept for use_edge_list
+  models::EdgeList edge_list_ = models::EdgeList::full;
 };
 
 }  // namespace distspec::test

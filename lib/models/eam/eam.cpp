@@ -69,24 +69,30 @@ class EAMModel final : public Model {
                ModelOutputs& out) override {
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
     out.reset(n, request);
+    const bool energy = request.energy || request.energy_rows;
     std::vector<double>& energy_rows = request.energy_rows ? out.energy_rows : scratch_energy_;
     energy_rows.assign(n, 0.0);
     rho_.assign(n, 0.0);
     fp_.assign(n, 0.0);
     std::vector<TensorRef> args = edge_args(graph);
+    const EdgeOpState<Tables> state{&tables_, edge_call(graph, index_checks_)};
 
-    // rho_i: density at each owned atom, from its own edges; the policy folds and refreshes it.
-    dispatch.call(kDensityOp, args, {TensorRef::of(rho_.data(), n)}, &tables_);
-    dispatch.after_scatter(Rows<double>{rho_.data(), n, 1});
+    // rho_i: density at each owned atom. A full or half_newton_off list gives owned rows every
+    // pair they are in, so rho is complete there; only half_newton_on leaves parts on halo rows,
+    // which the policy folds onto their owners.
+    dispatch.call(kDensityOp, args, {TensorRef::of(rho_.data(), n)}, &state);
+    if (graph.edge_list == EdgeList::half_newton_on) dispatch.after_scatter(Rows<double>{rho_.data(), n, 1});
     // F(rho_i) and F'(rho_i) of owned atoms.
     dispatch.call(kEmbeddingOp, {TensorRef::of(rho_.data(), n_owned), TensorRef::of(graph.species, n_owned)},
                   {TensorRef::of(fp_.data(), n_owned), TensorRef::of(energy_rows.data(), n_owned)}, &tables_);
-    // F' of halo rows from their owners, then pair forces on the receivers.
+    // F' of halo rows from their owners, then pair forces.
     dispatch.before_gather(Rows<double>{fp_.data(), n, 1});
     args.push_back(TensorRef::of(fp_.data(), n));
     const bool virial = request.virial || request.virial_rows;
-    dispatch.call(kForcesOp, args, pair_output_refs(out, energy_rows, virial), &tables_);
-    out.energy = owned_energy(energy_rows, n_owned);
+    std::vector<TensorRef> outs = pair_output_refs(out, energy_rows, virial);
+    if (!energy) outs[0] = TensorRef::of(energy_rows.data(), 0);  // no pair energy this step
+    dispatch.call(kForcesOp, args, outs, &state);
+    out.energy = energy ? pair_energy(energy_rows, graph) : 0.0;
   }
 
  private:
@@ -94,6 +100,7 @@ class EAMModel final : public Model {
   Tables tables_;
   // Per-step buffers, kept so they reallocate only when the row count grows.
   std::vector<double> rho_, fp_, scratch_energy_;
+  IndexCheckSchedule index_checks_;
 };
 
 }  // namespace
@@ -136,7 +143,6 @@ Tables load_tables(const ModelFile& file) {
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   ModelInfo info = info_from(file);
-  info.forces_on_halo_rows = true;
   info.comm_width = 1;  // rho and F' cross ranks, one value per atom each
   info.halo_feature_reads = 1;  // F' of neighbours
   info.ops = {kDensityOp, kEmbeddingOp, kForcesOp};
@@ -148,6 +154,10 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
     throw_no_cuda("eam");
 #endif
   }
+  // The CPU kernels take half lists. newton off's, where every rank sees all pairs of its owned
+  // atoms: rho is then complete on owned rows, and a step needs one exchange (F'), against
+  // pair_eam's reverse of rho and forward of F' under newton on.
+  info.half_list = EdgeList::half_newton_off;
   return std::make_unique<EAMModel>(std::move(info), std::move(tables));
 }
 

@@ -2,10 +2,12 @@
 //   E = sum_i F_a(rho_i) + 1/2 sum_i sum_{j != i} phi_ab(r_ij),   rho_i = sum_{j != i} rho_b(r_ij),
 // from the same tables pair_eam.cpp builds (eam_tables.h). The model runs in three ops through
 // the dispatcher, so that which halo exchanges happen between them is the spec's policy, not
-// model code (pair_eam.cpp: reverse comm of rho, forward comm of F'):
-//   density  -> dispatch.after_scatter(rho)    [halo: reverse + forward]
+// model code (pair_eam.cpp under newton off: forward comm of F'; newton on adds a reverse of rho):
+//   density                                    owned rows complete over a full or newton-off list;
+//                                              a half_newton_on list adds dispatch.after_scatter(rho)
 //   embedding                                  F(rho_i), F'(rho_i) of owned rows
 //   dispatch.before_gather(fp) -> forces       [halo: forward, halo rows get their owners' F']
+// The CPU model takes newton off's half list (ModelInfo::half_list): one exchange per step.
 //
 // Parameters: {"file_format": "funcfl" | "setfl"} with "parameters_file" naming the LAMMPS
 // file; a funcfl model of several elements instead lists one file per element,
@@ -13,7 +15,9 @@
 // files. Units must be metal. The model cutoff must be the file's (funcfl: the longest).
 //
 // Ops (device cpu, and cuda in builds with CUDA: eam_cuda.cu, the same layouts with every tensor
-// on the device and the tables copied there once; the cpu state is a const eam::Tables*):
+// on the device and the tables copied there once). The cpu state of the edge ops is a const
+// EdgeOpState<eam::Tables>* (models/edge_kernel.h: the edge listing and the index checks), of
+// embedding a const eam::Tables*; the cuda state a const eam::Tables* throughout:
 //   distspec_eam::density
 //     args: the five edge-list arguments (models/edge_kernel.h)
 //     outs: 0 rho (n_rows, f64), added into: rho_i += rho_b(r_ij) for each edge j -> i
@@ -23,12 +27,13 @@
 //           1 energy rows (n, f64), added into: F(rho_i)
 //   distspec_eam::forces
 //     args: the five edge-list arguments, then 5 fp (n_rows, f64; halo rows hold their owners' F')
-//     outs: 0 energy rows (n_rows), 1 forces (n_rows x 3), and optionally 2 virial (6),
-//           3 per-row virial (n_rows x 6); all f64 and added into; given four outputs, 2 and 3
-//           may each be an empty tensor (skipped).
-//           Per edge j -> i: 1/2 phi(r) energy, the pair force from F'_i rho_b'(r) +
-//           F'_j rho_a'(r) + phi'(r), and 1/2 del (x) f on the receiver i only, so owned rows are
-//           exact and halo rows stay zero.
+//     outs: 0 energy rows (n_rows; cpu: an empty tensor skips the pair energy), 1 forces
+//           (n_rows x 3), and optionally 2 virial (6), 3 per-row virial (n_rows x 6); all f64
+//           and added into; given four outputs, 2 and 3 may each be an empty tensor (skipped).
+//           Per pair: 1/2 phi(r) energy and 1/2 del (x) f to each atom, the pair force from
+//           F'_i rho_b'(r) + F'_j rho_a'(r) + phi'(r) to both with opposite signs; over a full
+//           or half_newton_off list to receivers only, so owned rows are exact and halo rows
+//           stay zero.
 #pragma once
 
 #include <memory>

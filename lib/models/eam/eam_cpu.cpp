@@ -1,4 +1,4 @@
-// EAM kernels on the CPU: the three stages of pair_eam.cpp compute() over a full edge list.
+// EAM kernels on the CPU: the three stages of pair_eam.cpp compute() over a full or half edge list.
 #include <cmath>
 
 #include "distspec/error.h"
@@ -9,13 +9,14 @@
 namespace distspec::models::eam {
 namespace {
 
-// rho_i += rho_b(r_ij) for every edge j -> i within the cutoff (each pair of receivers visited
-// once, giving rho_j its rho_a(r_ij) too).
+// rho_i += rho_b(r_ij) for every edge j -> i within the cutoff (each pair visited once, giving
+// rho_j its rho_a(r_ij) too where for_each_pair says `both`).
 void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& t = *static_cast<const Tables*>(state);
+  const auto& s = *static_cast<const EdgeOpState<Tables>*>(state);
+  const Tables& t = *s.constants;
   expect_count(kDensityOp, "arguments", args.size(), kEdgeArgCount);
   expect_count(kDensityOp, "outputs", outs.size(), 1);
-  const EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species);
+  const EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species, s.call);
   double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], edges.n_rows, 1);
   const double cutsq = t.cutoff * t.cutoff;
   double rho_i = 0.0;
@@ -56,10 +57,10 @@ void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const voi
 }
 
 // Pair forces: psi'(r) = F'_i rho_b'(r) + F'_j rho_a'(r) + phi'(r), phi = z2r / r.
-template <bool kVirial>
+template <bool kEnergy, bool kVirial>
 void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const PairOutputs& o) {
   const double cutsq = t.cutoff * t.cutoff;
-  // psi'(r) is symmetric in i and j: each pair of receivers once, its force on both.
+  // psi'(r) is symmetric in i and j: each pair once, its force on both.
   ReceiverSums sums;
   edges.for_each_pair([&](int i, int j, const double del[3], double rsq, bool both) {
     if (rsq >= cutsq) return;
@@ -76,19 +77,20 @@ void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const
     const double phi = z2 * recip;
     const double phip = z2p * recip - phi * recip;
     const double psip = fp[i] * rhojp + fp[j] * rhoip + phip;
-    o.tally_pair<kVirial>(sums, j, both, 0.5 * phi, -psip * recip, del);
-  }, [&](int i) { o.flush<kVirial>(i, sums); });
+    o.tally_pair<kEnergy, kVirial>(sums, j, both, 0.5 * phi, -psip * recip, del);
+  }, [&](int i) { o.flush<kEnergy, kVirial>(i, sums); });
 }
 
 void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& t = *static_cast<const Tables*>(state);
+  const auto& s = *static_cast<const EdgeOpState<Tables>*>(state);
+  const Tables& t = *s.constants;
   expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
-  const EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species);
+  const EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species, s.call);
   const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
-  const bool virial = outs.size() > 2;
-  const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, virial);
-  if (virial) pair_forces<true>(t, edges, fp, o);
-  else pair_forces<false>(t, edges, fp, o);
+  const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, outs.size() > 2);
+  o.with_flags([&](auto energy, auto virial) {
+    pair_forces<decltype(energy)::value, decltype(virial)::value>(t, edges, fp, o);
+  });
 }
 
 }  // namespace

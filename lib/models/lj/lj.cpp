@@ -58,22 +58,26 @@ class LJModel final : public Model {
 
   const ModelInfo& info() const override { return info_; }
 
-  // One op: pair energy, forces and (when asked) virial, all on the receivers.
+  // One op: pair energy (when asked), forces and virial (when asked), on the receivers and,
+  // under a half_newton_on list, on halo rows.
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
                ModelOutputs& out) override {
     out.reset(graph.n_rows(), request);
+    const bool energy = request.energy || request.energy_rows;
     std::vector<double>& energy_rows = request.energy_rows ? out.energy_rows : scratch_energy_;
-    energy_rows.assign(graph.n_rows(), 0.0);
+    energy_rows.assign(energy ? graph.n_rows() : 0, 0.0);
     const bool virial = request.virial || request.virial_rows;
+    const EdgeOpState<Params> state{&params_, edge_call(graph, index_checks_)};
     dispatch.call(virial ? kEnergyForcesVirialOp : kEnergyForcesOp, edge_args(graph),
-                  pair_output_refs(out, energy_rows, virial), &params_);
-    out.energy = owned_energy(energy_rows, graph.n_owned);
+                  pair_output_refs(out, energy_rows, virial), &state);
+    out.energy = pair_energy(energy_rows, graph);
   }
 
  private:
   ModelInfo info_;
   Params params_;
   std::vector<double> scratch_energy_;  // per-row energy when the host does not want it
+  IndexCheckSchedule index_checks_;
 };
 
 }  // namespace
@@ -149,7 +153,6 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   ModelInfo info = info_from(file);
-  info.forces_on_halo_rows = true;
   info.ops = {kEnergyForcesOp, kEnergyForcesVirialOp};
   try {
     if (!file.parameters_file.empty())
@@ -162,6 +165,8 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
       throw_no_cuda("lj");
 #endif
     }
+    // The CPU kernel takes LAMMPS' half lists, as lj/cut does (the CUDA one walks full lists).
+    info.half_list = EdgeList::half_newton_on;
     return std::make_unique<LJModel>(std::move(info), std::move(params));
   } catch (const Error& e) {
     throw e.with_file(file.path);

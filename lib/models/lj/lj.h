@@ -10,17 +10,22 @@
 // exceed it; "shift" defaults to false and "mixing" to geometric (the LAMMPS defaults).
 //
 // Ops (device cpu, and cuda in builds with CUDA: lj_cuda.cu, the same layouts with every tensor
-// on the device), named as nvalchemi's LJ spec names them; the cpu state is a const lj::Params*:
+// on the device), named as nvalchemi's LJ spec names them; the cpu state is a const
+// EdgeOpState<lj::Params>* (models/edge_kernel.h: the edge listing and the index checks), the
+// cuda state a const lj::Params*:
 //   nvalchemi::lj_energy_forces_batch
 //     args: the five edge-list arguments (models/edge_kernel.h)
-//     outs: 0 energy rows (n_rows, f64), 1 forces (n_rows x 3, f64)
+//     outs: 0 energy rows (n_rows, f64; cpu: an empty tensor skips the energy), 1 forces
+//           (n_rows x 3, f64)
 //   nvalchemi::lj_energy_forces_virial_batch
 //     args: as above
 //     outs: as above, then 2 virial (6, f64: xx yy zz xy xz yz),
 //           3 per-row virial (n_rows x 6, f64; an empty tensor skips it)
-// Outputs are added into (the caller zeroes them). Per edge j -> i: half the pair energy, the
-// whole pair force and half the pair virial go to the receiver i, so owned rows are exact
-// (eatom / vatom as LAMMPS gives them) and halo rows stay zero.
+// Outputs are added into (the caller zeroes them). Per pair: half the pair energy and half the
+// pair virial to each atom, the pair force to both with opposite signs, as lj/cut's ev_tally.
+// Over a full or half_newton_off list only receivers get them, so owned rows are exact (eatom /
+// vatom as LAMMPS gives them) and halo rows stay zero; over a half_newton_on list halo rows get
+// their atoms' shares, for the host to fold.
 #pragma once
 
 #include <memory>

@@ -1,18 +1,12 @@
-// Lennard-Jones kernels on the CPU: pair_lj_cut.cpp compute() over a full edge list.
+// Lennard-Jones kernels on the CPU: pair_lj_cut.cpp compute() over a full or half edge list.
 #include "models/edge_kernel.h"
 #include "models/lj/lj.h"
 
 namespace distspec::models::lj {
 namespace {
 
-template <bool kVirial>
-void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const char* op = kVirial ? kEnergyForcesVirialOp : kEnergyForcesOp;
-  const auto& params = *static_cast<const Params*>(state);
-  expect_count(op, "arguments", args.size(), kEdgeArgCount);
-  const EdgeArgs edges = unpack_edge_args(op, args, params.n_species);
-  const PairOutputs o = unpack_pair_outputs(op, outs, edges.n_rows, kVirial);
-  // Each pair once: LJ is symmetric in i and j (coeff(a, b) == coeff(b, a)).
+template <bool kEnergy, bool kVirial>
+void pairs(const Params& params, const EdgeArgs& edges, const PairOutputs& o) {
   ReceiverSums sums;
   edges.for_each_pair(
       [&](int i, int j, const double del[3], double rsq, bool both) {
@@ -21,10 +15,21 @@ void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const
         const double r2inv = 1.0 / rsq;
         const double r6inv = r2inv * r2inv * r2inv;
         const double fpair = r6inv * (c.lj1 * r6inv - c.lj2) * r2inv;
-        const double energy = r6inv * (c.lj3 * r6inv - c.lj4) - c.offset;
-        o.tally_pair<kVirial>(sums, j, both, 0.5 * energy, fpair, del);
+        const double energy = kEnergy ? r6inv * (c.lj3 * r6inv - c.lj4) - c.offset : 0.0;
+        o.tally_pair<kEnergy, kVirial>(sums, j, both, 0.5 * energy, fpair, del);
       },
-      [&](int i) { o.flush<kVirial>(i, sums); });
+      [&](int i) { o.flush<kEnergy, kVirial>(i, sums); });
+}
+
+// Each pair once: LJ is symmetric in i and j (coeff(a, b) == coeff(b, a)).
+template <bool kVirialOp>
+void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
+  const char* op = kVirialOp ? kEnergyForcesVirialOp : kEnergyForcesOp;
+  const auto& s = *static_cast<const EdgeOpState<Params>*>(state);
+  expect_count(op, "arguments", args.size(), kEdgeArgCount);
+  const EdgeArgs edges = unpack_edge_args(op, args, s.constants->n_species, s.call);
+  const PairOutputs o = unpack_pair_outputs(op, outs, edges.n_rows, kVirialOp);
+  o.with_flags([&](auto energy, auto virial) { pairs<decltype(energy)::value, decltype(virial)::value>(*s.constants, edges, o); });
 }
 
 }  // namespace
