@@ -69,7 +69,17 @@ EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks) {
   EdgeCall call;
   call.list = graph.edge_list;
   call.check_indices = checks.due(graph);
+  call.newton_on_ends = graph.newton_on_ends;
   return call;
+}
+
+void EdgeArgs::use_newton_on_ends(const std::string& op, const int* newton_on_ends, bool check) {
+  if (check)
+    for (std::size_t r = 0; r < n_receivers; ++r)
+      if (newton_on_ends[r] < offsets[r] || newton_on_ends[r] > offsets[r + 1])
+        fail(op, "newton-on end " + std::to_string(newton_on_ends[r]) + " of receiver " + std::to_string(r) +
+                     " lies outside its senders");
+  ends = newton_on_ends;
 }
 
 EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species, const EdgeCall& call) {
@@ -138,7 +148,8 @@ double owned_energy(const std::vector<double>& energy_rows, std::size_t n_owned)
 }
 
 double pair_energy(const std::vector<double>& energy_rows, const AtomGraph& graph) {
-  return owned_energy(energy_rows, graph.edge_list == EdgeList::half_newton_on ? graph.n_rows() : graph.n_owned);
+  const bool halo_shares = graph.edge_list == EdgeList::half_newton_on || graph.newton_on_ends;
+  return owned_energy(energy_rows, halo_shares ? graph.n_rows() : graph.n_owned);
 }
 
 }  // namespace distspec::models

@@ -35,6 +35,7 @@ inline constexpr std::size_t kEdgeArgCount = 5;
 struct EdgeCall {
   EdgeList list = EdgeList::full;
   bool check_indices = true;
+  const int* newton_on_ends = nullptr;  // AtomGraph::newton_on_ends, for the ops that walk them
 };
 // The state such an op is called with.
 template <class Constants>
@@ -65,6 +66,12 @@ struct EdgeArgs {
   const int* senders = nullptr;
   std::size_t n_receivers = 0;
   EdgeList list = EdgeList::full;
+  // Set by use_newton_on_ends: for_each_pair walks senders[offsets[r] .. ends[r]), all `both`.
+  const int* ends = nullptr;
+
+  // A half_newton_off list walked as newton on's (AtomGraph::newton_on_ends); with `check`,
+  // the ends are checked against the offsets first.
+  void use_newton_on_ends(const std::string& op, const int* newton_on_ends, bool check);
 
   // f(i, j, del, rsq) for every edge j -> i whose atoms both belong to the model, del = x_i - x_j.
   template <class F>
@@ -92,9 +99,11 @@ struct EdgeArgs {
   //     whose sender is a halo row is visited once, without `both`.
   //   half_newton_off: every edge, `both` where the sender is a receiver.
   //   half_newton_on: every edge, always `both`: halo rows get their atoms' shares.
+  //   half_newton_off with use_newton_on_ends: as half_newton_on, over each receiver's first
+  //     senders.
   template <class F, class Done>
   void for_each_pair(F&& f, Done&& done) const {
-    if (list == EdgeList::half_newton_on) {
+    if (list == EdgeList::half_newton_on || ends) {
       pairs_where<false>(f, done, [](int) { return true; });
       return;
     }
@@ -122,8 +131,11 @@ struct EdgeArgs {
     for (std::size_t r = 0; r < n_receivers; ++r) {
       const int i = receivers[r];
       if (species[i] < 0) continue;
-      const double* xi = x + 3 * static_cast<std::size_t>(i);
-      for (int e = offsets[r]; e < offsets[r + 1]; ++e) {
+      // In registers: the kernel's writes to output rows could alias x for all the compiler knows.
+      const double xi[3] = {x[3 * static_cast<std::size_t>(i)], x[3 * static_cast<std::size_t>(i) + 1],
+                            x[3 * static_cast<std::size_t>(i) + 2]};
+      const int end = ends ? ends[r] : offsets[r + 1];
+      for (int e = offsets[r]; e < end; ++e) {
         const int j = senders[e];
         const bool both = both_of(j);
         if ((kSkipReverse && both && j < i) || species[j] < 0) continue;
@@ -254,7 +266,7 @@ std::vector<TensorRef> pair_output_refs(ModelOutputs& out, std::vector<double>& 
 // Sum of the owned rows of a per-row energy.
 double owned_energy(const std::vector<double>& energy_rows, std::size_t n_owned);
 // This rank's share of the energy of a pair model: its owned rows, and under a half_newton_on
-// list the halo rows too (pairs with halo atoms are listed on this rank only).
+// list (or newton_on_ends) the halo rows too (pairs with halo atoms are computed on one rank).
 double pair_energy(const std::vector<double>& energy_rows, const AtomGraph& graph);
 
 }  // namespace distspec::models

@@ -44,6 +44,11 @@ struct AtomGraph {
   const int* offsets = nullptr;  // n_receivers + 1
   const int* senders = nullptr;
   EdgeList edge_list = EdgeList::full;  // half lists only for models that take them (ModelInfo::half_list)
+  // With a half_newton_off list, for models that ask for it (ModelInfo::newton_on_forces): per
+  // receiver, the end of the senders that newton on's list would hold on this rank, which the
+  // host orders first (senders[offsets[r] .. newton_on_ends[r])). The other pairs with halo
+  // atoms are computed on the other atom's rank. nullptr: none given.
+  const int* newton_on_ends = nullptr;
   // Names the topology: row counts, species, charges, receivers, offsets and senders. A host
   // bumps it whenever one of them changes (LAMMPS: at reneighbouring), so that a device model
   // uploads them only then; positions are uploaded every call. 0 means "unknown": device
@@ -137,6 +142,10 @@ struct ModelInfo {
   // (AtomGraph::edge_list): half_newton_on leaves partial forces, energy and virial rows on halo
   // rows whatever forces_on_halo_rows says, so the host gives it only where it folds them.
   EdgeList half_list = EdgeList::full;
+  // With half_list half_newton_off: the force op may walk only the newton-on part of the list
+  // (AtomGraph::newton_on_ends) and leave halo atoms' shares on their rows, as half_newton_on
+  // does, while the other ops read every pair. The host gives it only where it folds halo rows.
+  bool newton_on_forces = false;
   bool needs_periodic_cell = false;  // sums over periodic images: AtomGraph::cell, periodic in x, y, z
   // Maps every halo row onto its owner (AtomGraph::owner_rows) rather than reading halo rows: a
   // serial model, which runs on one rank only, where every atom's owner is local.

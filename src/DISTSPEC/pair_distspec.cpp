@@ -264,6 +264,8 @@ void PairDistspec::init_style()
   halo_.set_device_rows(model_device() == distspec::Device::cuda);
 
   edge_list_ = choose_edge_list();
+  newton_on_ends_ = edge_list_ == distspec::models::EdgeList::half_newton_off && info.newton_on_forces &&
+      halo_shares_folded();
   using distspec::models::EdgeList;
   using distspec_compat::NeighborListKind;
   distspec_compat::request_neighbor_list(neighbor, this, instance_me,
@@ -287,15 +289,20 @@ distspec::models::EdgeList PairDistspec::choose_edge_list() const
   using distspec::models::EdgeList;
   const EdgeList half = model_->info().half_list;
   if (expanded_ || half == EdgeList::full || !half_edge_lists_allowed()) return EdgeList::full;
-  const bool halo_rows_folded =
-      !outputs_.forces_owned_only && !outputs_.energy_rows_owned_only && !outputs_.virial_rows_owned_only;
-  if (half == EdgeList::half_newton_on && force->newton_pair && halo_rows_folded) return EdgeList::half_newton_on;
+  if (half == EdgeList::half_newton_on && halo_shares_folded()) return EdgeList::half_newton_on;
   return EdgeList::half_newton_off;
+}
+
+bool PairDistspec::halo_shares_folded() const
+{
+  return force->newton_pair && !outputs_.forces_owned_only && !outputs_.energy_rows_owned_only &&
+      !outputs_.virial_rows_owned_only;
 }
 
 bool PairDistspec::halo_rows_stay_zero() const
 {
-  return !model_->info().forces_on_halo_rows && edge_list_ != distspec::models::EdgeList::half_newton_on;
+  return !model_->info().forces_on_halo_rows && edge_list_ != distspec::models::EdgeList::half_newton_on &&
+      !newton_on_ends_;
 }
 
 // What the binding rules need to know about this run.
@@ -528,10 +535,36 @@ void PairDistspec::rebuild_edges()
   graph_.offsets = offsets_.data();
   graph_.senders = senders_.data();
   graph_.edge_list = edge_list_;
+  graph_.newton_on_ends = nullptr;
+  if (newton_on_ends_) order_newton_on_pairs_first();
   edges_built_at_ = neighbor->ncalls;
   if (model_->info().needs_owner_rows) rebuild_owner_rows();
   // Row counts, species and edges change only here: a device model uploads them only then.
   graph_.topology_generation = ++topology_generation_;
+}
+
+// Which pairs of an owned and a ghost atom newton on's list holds on this rank, decided the
+// same way on both ranks of a pair: the lower atom ID's; for an atom and its own periodic image,
+// the image above it (z, then y, then x). Pairs of owned atoms are in a half list once already.
+void PairDistspec::order_newton_on_pairs_first()
+{
+  const int nlocal = atom->nlocal;
+  const tagint *tag = atom->tag;
+  double **x = atom->x;
+  auto on_this_rank = [&](int i, int j) {
+    if (j < nlocal || tag[i] != tag[j]) return j < nlocal || tag[i] < tag[j];
+    for (int d = 2; d >= 0; --d)
+      if (x[j][d] != x[i][d]) return x[j][d] > x[i][d];
+    return false;
+  };
+  newton_on_ends_rows_.resize(receivers_.size());
+  for (std::size_t r = 0; r < receivers_.size(); ++r) {
+    const int i = receivers_[r];
+    int *first = senders_.data() + offsets_[r], *last = senders_.data() + offsets_[r + 1];
+    int *mid = std::stable_partition(first, last, [&](int j) { return on_this_rank(i, j); });
+    newton_on_ends_rows_[r] = static_cast<int>(mid - senders_.data());
+  }
+  graph_.newton_on_ends = newton_on_ends_rows_.data();
 }
 
 // Energy, forces and virial into LAMMPS, as OutputPlan says.

@@ -69,6 +69,11 @@ class PairDistspec : public Pair {
   virtual distspec::Device model_device() const;
   void load_model(const std::string &model_path);
   distspec::models::EdgeList choose_edge_list() const;
+  // Whether a model's shares on halo rows would all be folded onto owners (newton_pair on, no
+  // per-atom output declared owned-only).
+  bool halo_shares_folded() const;
+  // Newton on's pairs first in each receiver's senders, and their ends (newton_on_ends_).
+  void order_newton_on_pairs_first();
   // Whether this style may give the model a half edge list; the KOKKOS variant builds its edges
   // from a full list.
   virtual bool half_edge_lists_allowed() const { return true; }
@@ -103,6 +108,8 @@ class PairDistspec : public Pair {
   bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
   bool expanded_ = false;    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too
   distspec::models::EdgeList edge_list_ = distspec::models::EdgeList::full;    // what graph_ lists
+  bool newton_on_ends_ = false;    // graph_.newton_on_ends given (ModelInfo::newton_on_forces)
+  std::vector<int> newton_on_ends_rows_;
   bool report_pending_ = false;    // log the halo report after the first step of a run
   std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)
   distspec::models::ModelOutputs result_;

@@ -131,6 +131,10 @@ TEST_P(EamModel, HalfListGivesTheFullListsOutputs) {
   EXPECT_EQ(model_->info().half_list, models::EdgeList::half_newton_off);
   expect_half_list_matches_full(*model_, PeriodicGraph(crystal_, file_.cutoff, 1.0), spec(),
                                 models::EdgeList::half_newton_off);
+  // Newton on: the forces over newton on's pairs only, halo shares folded.
+  EXPECT_TRUE(model_->info().newton_on_forces);
+  expect_half_list_matches_full(*model_, PeriodicGraph(crystal_, file_.cutoff, 1.0), spec(),
+                                models::EdgeList::half_newton_off, 1e-12, true);
 }
 
 // energy false (LAMMPS eflag 0): the forces of a step with energy, no energy.

@@ -145,10 +145,11 @@ models::AtomGraph PeriodicGraph::graph() const {
   g.offsets = offsets_.data();
   g.senders = senders_.data();
   g.edge_list = edge_list_;
+  g.newton_on_ends = newton_on_ends_.empty() ? nullptr : newton_on_ends_.data();
   return g;
 }
 
-void PeriodicGraph::use_edge_list(models::EdgeList list) {
+void PeriodicGraph::use_edge_list(models::EdgeList list, bool newton_on_ends) {
   if (full_offsets_.empty()) {
     full_offsets_ = offsets_;
     full_senders_ = senders_;
@@ -157,20 +158,31 @@ void PeriodicGraph::use_edge_list(models::EdgeList list) {
   offsets_.assign(1, 0);
   senders_.clear();
   // Whether the pair (i, j) is listed under receiver i: pairs of owned atoms under the lower one.
-  auto keep = [&](std::size_t i, std::size_t j) {
-    if (list == models::EdgeList::full) return true;
-    if (j < n_owned_) return i < j;
-    if (list == models::EdgeList::half_newton_off) return true;
+  // Whether newton on's list holds the pair of receiver i and halo row j.
+  auto newton_on_keeps = [&](std::size_t i, std::size_t j) {
     const std::size_t k = owner_[j];
     if (k != i) return i < k;
     for (int d = 2; d >= 0; --d)
       if (x_[3 * j + d] != x_[3 * i + d]) return x_[3 * j + d] > x_[3 * i + d];
     return false;
   };
+  auto keep = [&](std::size_t i, std::size_t j) {
+    if (list == models::EdgeList::full) return true;
+    if (j < n_owned_) return i < j;
+    return list == models::EdgeList::half_newton_off || newton_on_keeps(i, j);
+  };
+  newton_on_ends_.clear();
   for (std::size_t r = 0; r < receivers_.size(); ++r) {
     const std::size_t i = static_cast<std::size_t>(receivers_[r]);
-    for (int e = full_offsets_[r]; e < full_offsets_[r + 1]; ++e)
-      if (keep(i, static_cast<std::size_t>(full_senders_[e]))) senders_.push_back(full_senders_[e]);
+    std::vector<int> later;
+    for (int e = full_offsets_[r]; e < full_offsets_[r + 1]; ++e) {
+      const std::size_t j = static_cast<std::size_t>(full_senders_[e]);
+      if (!keep(i, j)) continue;
+      if (newton_on_ends && j >= n_owned_ && !newton_on_keeps(i, j)) later.push_back(full_senders_[e]);
+      else senders_.push_back(full_senders_[e]);
+    }
+    if (newton_on_ends) newton_on_ends_.push_back(static_cast<int>(senders_.size()));
+    senders_.insert(senders_.end(), later.begin(), later.end());
     offsets_.push_back(static_cast<int>(senders_.size()));
   }
 }

@@ -67,7 +67,9 @@ class PeriodicGraph {
   // them, half_newton_on keeps one of the two mirror images of each (an owned atom i and an
   // image of k, against k and an image of i), by atom index, then by position for an atom and
   // its own image.
-  void use_edge_list(models::EdgeList list);
+  // newton_on_ends (with half_newton_off): each receiver's senders ordered newton on's pairs
+  // first, and their ends given (AtomGraph::newton_on_ends).
+  void use_edge_list(models::EdgeList list, bool newton_on_ends = false);
   IndexedHaloExchange halo_exchange() const;
 
   // Moves owned atom i and every image of it by d.
@@ -83,6 +85,7 @@ class PeriodicGraph {
   std::vector<std::size_t> owner_;  // per row
   std::vector<int> receivers_, offsets_, senders_;
   std::vector<int> full_offsets_, full_senders_;  // the full list, kept for use_edge_list
+  std::vector<int> newton_on_ends_;
   models::EdgeList edge_list_ = models::EdgeList::full;
 };
 

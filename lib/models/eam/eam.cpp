@@ -156,8 +156,10 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   }
   // The CPU kernels take half lists. newton off's, where every rank sees all pairs of its owned
   // atoms: rho is then complete on owned rows, and a step needs one exchange (F'), against
-  // pair_eam's reverse of rho and forward of F' under newton on.
+  // pair_eam's reverse of rho and forward of F' under newton on. The forces, as pair_eam's
+  // under newton on, over the pairs newton on's list holds (each pair once over all ranks).
   info.half_list = EdgeList::half_newton_off;
+  info.newton_on_forces = true;
   return std::make_unique<EAMModel>(std::move(info), std::move(tables));
 }
 

@@ -85,7 +85,9 @@ void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* 
   const auto& s = *static_cast<const EdgeOpState<Tables>*>(state);
   const Tables& t = *s.constants;
   expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
-  const EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species, s.call);
+  EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species, s.call);
+  // Newton on: the pairs with halo atoms that this rank computes, their shares left on halo rows.
+  if (s.call.newton_on_ends) edges.use_newton_on_ends(kForcesOp, s.call.newton_on_ends, s.call.check_indices);
   const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
   const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, outs.size() > 2);
   o.with_flags([&](auto energy, auto virial) {
