@@ -24,7 +24,9 @@ NATIVE = {"lj": "lj/cut", "eam": "eam/alloy"}
 def collect(folder):
     rows = []
     for path in glob.glob(os.path.join(folder, "log.*.*.*")):
-        _, model, atoms, ranks = os.path.basename(path).split(".")
+        # log.MODEL.ATOMS.RANKS[.VARIANT]: VARIANT kkN (-k on t N -sf kk) or tN (distspec threads N)
+        _, model, atoms, ranks, *variant = os.path.basename(path).split(".")
+        variant = variant[0] if variant else ""
         segs = lammps_log.segments(path)
         native = {s.repeat: s for s in segs if s.label == "native"}
         distspec = {s.repeat: s for s in segs if s.label == "distspec"}
@@ -41,7 +43,7 @@ def collect(folder):
         with open(path) as f:
             halo = re.search(r"feature exchanges per step: (\d+) forward \+ (\d+) reverse", f.read())
         rows.append({
-            "model": model, "atoms": int(native[repeats[0]].atoms), "ranks": int(ranks), "repeats": len(repeats),
+            "model": model, "variant": variant, "atoms": int(native[repeats[0]].atoms), "ranks": int(ranks), "repeats": len(repeats),
             "steps": native[repeats[0]].steps,
             "native": med([s.atom_steps_per_s for s in n]), "distspec": med([s.atom_steps_per_s for s in d]),
             "ratio": med(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
@@ -50,8 +52,19 @@ def collect(folder):
             "exchanges": "%s F + %s R" % halo.groups() if halo else "?",
             **{"ds_" + k: per_step(d, k, "distspec") for k in ("Kernels", "Exchange", "Graph", "Edges", "Checks", "Writeback")},
         })
-    rows.sort(key=lambda r: (r["model"] != "lj", r["atoms"], r["ranks"]))
+    rows.sort(key=lambda r: (r["variant"], r["model"] != "lj", r["atoms"], r["ranks"]))
     return rows
+
+
+def label(r):
+    """'lj vs lj/cut', 'lj/kk vs lj/cut/kk (2 threads)', 'lj (2 threads) vs lj/cut'."""
+    native = NATIVE.get(r["model"], "?")
+    v = r["variant"]
+    if v.startswith("kk"):
+        return "%s/kk vs %s/kk (%s thread%s)" % (r["model"], native, v[2:], "" if v[2:] == "1" else "s")
+    if v.startswith("t"):
+        return "%s (%s threads) vs %s" % (r["model"], v[1:], native)
+    return "%s vs %s" % (r["model"], native)
 
 
 def print_tables(rows, machine):
@@ -60,8 +73,8 @@ def print_tables(rows, machine):
           "(median, range) |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s vs %s | %d | %d | %d x %d | %.3g | %.3g | %.2f (%.2f-%.2f) |" % (
-            r["model"], NATIVE.get(r["model"], "?"), r["atoms"], r["ranks"], r["steps"], r["repeats"],
+        print("| %s | %d | %d | %d x %d | %.3g | %.3g | %.2f (%.2f-%.2f) |" % (
+            label(r), r["atoms"], r["ranks"], r["steps"], r["repeats"],
             r["native"] / 1e6, r["distspec"] / 1e6, r["ratio"], r["ratio_min"], r["ratio_max"]))
     print()
     print("# ms per step (medians): LAMMPS sections of both styles; DISTSPEC's breakdown of its Pair time")
@@ -70,7 +83,7 @@ def print_tables(rows, machine):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| %s | %d | %d | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g | %s |" % (
-            r["model"], r["atoms"], r["ranks"], r["n_pair"], r["n_neigh"], r["n_comm"], r["d_pair"], r["d_neigh"],
+            label(r).split(" vs ")[0], r["atoms"], r["ranks"], r["n_pair"], r["n_neigh"], r["n_comm"], r["d_pair"], r["d_neigh"],
             r["d_comm"], r["ds_Kernels"], r["ds_Exchange"], r["ds_Graph"], r["ds_Edges"], r["ds_Checks"],
             r["ds_Writeback"], r["exchanges"]))
 
@@ -82,7 +95,7 @@ def plot(rows, folder, png):
             for ranks in sorted({r["ranks"] for r in rows}):
                 f.write("# %s %d rank(s)\n" % (model, ranks))
                 for r in rows:
-                    if r["model"] == model and r["ranks"] == ranks:
+                    if r["model"] == model and r["ranks"] == ranks and not r["variant"]:
                         f.write("%d %.4f %.4f %.4f\n" % (r["atoms"], r["ratio"], r["ratio_min"], r["ratio_max"]))
                 f.write("\n\n")
     ranks = sorted({r["ranks"] for r in rows})

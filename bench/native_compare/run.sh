@@ -9,10 +9,30 @@
 # Environment: DISTSPEC_BUILD, DISTSPEC_LMP (bench/common.sh); BENCH_MODELS ("lj eam"),
 # BENCH_SIZES ("4000 32000 256000", each 4 n^3), BENCH_RANKS ("1 2"), BENCH_REPEATS (3),
 # BENCH_ATOM_STEPS (atom-steps per segment, 3e6: the step count follows from it),
-# BENCH_OUT (logs; build/bench/native_compare), BENCH_PLOT (bench/native_compare/native_compare.png).
+# BENCH_OUT (logs; build/bench/native_compare), BENCH_PLOT (bench/native_compare/native_compare.png),
+# BENCH_THREADS (threads per rank, 1): with BENCH_KOKKOS=1 the runs are `-k on t N -sf kk -pk
+# kokkos newton on neigh half`, lj/cut/kk and eam/alloy/kk against distspec/kk, on LAMMPS 2021
+# (the one with KOKKOS; DISTSPEC_BUILD and DISTSPEC_LMP default to it then); without, the
+# native styles run on one thread and distspec with `threads N`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+threads=${BENCH_THREADS:-1}
+kokkos=${BENCH_KOKKOS:-0}
+if [ "$kokkos" = 1 ]; then
+  # shellcheck source=/dev/null
+  source "${DISTSPEC_CACHE:-$HOME/.cache/distspec}/env.sh"
+  DISTSPEC_BUILD=${DISTSPEC_BUILD:-$(cd "$here/../.." && pwd)/build/lammps-20210929}
+  DISTSPEC_LMP=${DISTSPEC_LMP:-$DISTSPEC_LAMMPS_2021/build/lmp}
+fi
 source "$here/../common.sh"
+accel=()
+tag=""
+if [ "$kokkos" = 1 ]; then
+  accel=(-k on t "$threads" -sf kk -pk kokkos newton on neigh half)
+  tag=".kk$threads"
+elif [ "$threads" != 1 ]; then
+  tag=".t$threads"
+fi
 
 models=${BENCH_MODELS:-lj eam}
 sizes=${BENCH_SIZES:-4000 32000 256000}
@@ -22,7 +42,7 @@ budget=${BENCH_ATOM_STEPS:-3000000}
 out=${BENCH_OUT:-$repo/build/bench/native_compare}
 plot=${BENCH_PLOT:-$here/native_compare.png}
 mkdir -p "$out"
-rm -f "$out"/log.*
+rm -f "$out"/log.*"$tag"
 machine_line > "$out/machine.txt"
 
 for model in $models; do
@@ -34,8 +54,8 @@ for model in $models; do
       echo "bench: $model, $((4 * n * n * n)) atoms, $np rank(s), $repeats x $steps steps per style" >&2
       # From the repository, with its potentials/ relative: logs name no path of this machine.
       (cd "$repo" && mpirun --oversubscribe -np "$np" "$DISTSPEC_LMP" -in "$here/in.compare" \
-        -log "$out/log.$model.$atoms.$np" -screen none -var plugin "$PLUGIN_NAME" -var pot potentials -var model "$model" \
-        -var n "$n" -var steps "$steps" -var repeats "$repeats")
+        -log "$out/log.$model.$atoms.$np$tag" -screen none -var plugin "$PLUGIN_NAME" -var pot potentials \
+        -var model "$model" -var n "$n" -var steps "$steps" -var repeats "$repeats" -var threads "$threads" "${accel[@]}")
     done
   done
 done

@@ -65,8 +65,11 @@ std::vector<TensorRef> edge_args(const AtomGraph& g) {
           TensorRef::of(g.senders, n_edges)};
 }
 
-EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks) {
+EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks, const OutputRequest& request,
+                   ThreadRows* thread_rows) {
   EdgeCall call;
+  call.threads = request.threads;
+  call.thread_rows = thread_rows;
   call.list = graph.edge_list;
   call.check_indices = checks.due(graph);
   call.newton_on_ends = graph.newton_on_ends;

@@ -15,6 +15,7 @@
 // model.h), which for_each_pair walks as LAMMPS' pair styles walk theirs.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,6 +24,7 @@
 
 #include "distspec/ops/op_registry.h"
 #include "models/model.h"
+#include "models/pair_threads.h"
 
 namespace distspec::models {
 
@@ -36,6 +38,8 @@ struct EdgeCall {
   EdgeList list = EdgeList::full;
   bool check_indices = true;
   const int* newton_on_ends = nullptr;  // AtomGraph::newton_on_ends, for the ops that walk them
+  int threads = 1;                      // OutputRequest::threads (pair_threads.h)
+  ThreadRows* thread_rows = nullptr;    // the model's per-thread copies; nullptr: one thread
 };
 // The state such an op is called with.
 template <class Constants>
@@ -101,10 +105,12 @@ struct EdgeArgs {
   //   half_newton_on: every edge, always `both`: halo rows get their atoms' shares.
   //   half_newton_off with use_newton_on_ends: as half_newton_on, over each receiver's first
   //     senders.
+  // Receivers [r_begin, r_end) only, where given (a thread's range, pair_threads.h).
   template <class F, class Done>
-  void for_each_pair(F&& f, Done&& done) const {
+  void for_each_pair(F&& f, Done&& done, std::size_t r_begin = 0, std::size_t r_end = kAll) const {
+    r_end = std::min(r_end, n_receivers);
     if (list == EdgeList::half_newton_on || ends) {
-      pairs_where<false>(f, done, [](int) { return true; });
+      pairs_where<false>(f, done, [](int) { return true; }, r_begin, r_end);
       return;
     }
     // Receivers 0, 1, ..., n-1 (the owned rows of a per-layer step without NULL types, the
@@ -113,22 +119,24 @@ struct EdgeArgs {
     for (std::size_t r = 0; r < n_receivers; ++r) leading_rows &= receivers[r] == static_cast<int>(r);
     if (leading_rows) {
       const int n = static_cast<int>(n_receivers);
-      if (list == EdgeList::full) pairs_where<true>(f, done, [n](int j) { return j < n; });
-      else pairs_where<false>(f, done, [n](int j) { return j < n; });
+      if (list == EdgeList::full) pairs_where<true>(f, done, [n](int j) { return j < n; }, r_begin, r_end);
+      else pairs_where<false>(f, done, [n](int j) { return j < n; }, r_begin, r_end);
       return;
     }
     std::vector<unsigned char> mask(n_rows, 0);
     for (std::size_t r = 0; r < n_receivers; ++r) mask[static_cast<std::size_t>(receivers[r])] = 1;
     auto is_receiver = [&mask](int j) { return mask[static_cast<std::size_t>(j)] != 0; };
-    if (list == EdgeList::full) pairs_where<true>(f, done, is_receiver);
-    else pairs_where<false>(f, done, is_receiver);
+    if (list == EdgeList::full) pairs_where<true>(f, done, is_receiver, r_begin, r_end);
+    else pairs_where<false>(f, done, is_receiver, r_begin, r_end);
   }
+
+  static constexpr std::size_t kAll = static_cast<std::size_t>(-1);
 
  private:
   // kSkipReverse: a full list, whose pairs of receivers are visited in one direction only.
   template <bool kSkipReverse, class F, class Done, class Both>
-  void pairs_where(F& f, Done& done, Both both_of) const {
-    for (std::size_t r = 0; r < n_receivers; ++r) {
+  void pairs_where(F& f, Done& done, Both both_of, std::size_t r_begin, std::size_t r_end) const {
+    for (std::size_t r = r_begin; r < r_end; ++r) {
       const int i = receivers[r];
       if (species[i] < 0) continue;
       // In registers: the kernel's writes to output rows could alias x for all the compiler knows.
@@ -161,8 +169,10 @@ std::vector<TensorRef> edge_args(const AtomGraph& graph);
 // Checks dtypes and shapes of args[0..4], and (call.check_indices) species (< n_species) and
 // index ranges; throws distspec::Error naming `op`.
 EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species, const EdgeCall& call = {});
-// The EdgeCall for a graph: its listing, and index checks when the schedule says so.
-EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks);
+// The EdgeCall for a graph: its listing, index checks when the schedule says so, and the
+// request's threads with the model's per-thread rows.
+EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks, const OutputRequest& request = {},
+                   ThreadRows* thread_rows = nullptr);
 
 void expect_count(const std::string& op, const char* what, std::size_t found, std::size_t expected);
 // A float64 tensor of exactly rows x cols on `device`; with `optional`, an empty tensor
@@ -258,6 +268,57 @@ struct PairOutputs {
 };
 
 PairOutputs unpack_pair_outputs(const std::string& op, Span<const TensorRef> outs, std::size_t n_rows, bool with_virial);
+
+// walk(out, r_begin, r_end) over the receivers on call.threads threads, each with outputs of
+// its own (pair_threads.h), summed into `o` afterwards; one call walk(o, 0, n) on one thread.
+template <class Walk>
+void walk_pairs(const EdgeArgs& edges, const PairOutputs& o, const EdgeCall& call, Walk&& walk) {
+  const int threads = call.thread_rows ? usable_threads(call.threads) : 1;
+  if (threads == 1) {
+    walk(o, std::size_t{0}, edges.n_receivers);
+    return;
+  }
+  const std::vector<std::size_t> ranges = receiver_ranges(edges.offsets, edges.n_receivers, threads);
+  const std::size_t n = edges.n_rows;
+  ThreadRows& rows = *call.thread_rows;
+  std::vector<PairOutputs> outs(static_cast<std::size_t>(threads));
+  std::vector<double> virials(6 * static_cast<std::size_t>(threads), 0.0);
+  for (int t = 0; t < threads; ++t) {
+    PairOutputs& out = outs[static_cast<std::size_t>(t)];
+    out.energy = rows.rows(t, 0, o.energy, n);
+    out.forces = rows.rows(t, 1, o.forces, 3 * n);
+    out.virial_rows = rows.rows(t, 2, o.virial_rows, 6 * n);
+    out.virial = !o.virial ? nullptr : t == 0 ? o.virial : &virials[6 * static_cast<std::size_t>(t)];
+  }
+  run_threads(threads, [&](int t) {
+    walk(outs[static_cast<std::size_t>(t)], ranges[static_cast<std::size_t>(t)], ranges[static_cast<std::size_t>(t) + 1]);
+  });
+  rows.sum_into(threads, 0, o.energy, n);
+  rows.sum_into(threads, 1, o.forces, 3 * n);
+  rows.sum_into(threads, 2, o.virial_rows, 6 * n);
+  if (o.virial)
+    for (int t = 1; t < threads; ++t)
+      for (int k = 0; k < 6; ++k) o.virial[k] += virials[6 * static_cast<std::size_t>(t) + k];
+}
+
+// The same for kernels that write one row array (EAM's density): walk(rows, r_begin, r_end).
+template <class Walk>
+void walk_row_pairs(const EdgeArgs& edges, double* out_rows, std::size_t width, const EdgeCall& call, Walk&& walk) {
+  const int threads = call.thread_rows ? usable_threads(call.threads) : 1;
+  if (threads == 1) {
+    walk(out_rows, std::size_t{0}, edges.n_receivers);
+    return;
+  }
+  const std::vector<std::size_t> ranges = receiver_ranges(edges.offsets, edges.n_receivers, threads);
+  const std::size_t n = width * edges.n_rows;
+  ThreadRows& rows = *call.thread_rows;
+  std::vector<double*> outs(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) outs[static_cast<std::size_t>(t)] = rows.rows(t, 3, out_rows, n);
+  run_threads(threads, [&](int t) {
+    walk(outs[static_cast<std::size_t>(t)], ranges[static_cast<std::size_t>(t)], ranges[static_cast<std::size_t>(t) + 1]);
+  });
+  rows.sum_into(threads, 3, out_rows, n);
+}
 
 // Output TensorRefs for ModelOutputs in the PairOutputs layout; energy rows go to `energy_rows`
 // (out.energy_rows or a scratch buffer of n_rows; empty: no energy).

@@ -83,6 +83,9 @@ struct OutputRequest {
   // false: the host does not read the energy on this step (LAMMPS: eflag 0), and pair kernels
   // skip it; ModelOutputs::energy is then 0. Models that differentiate their energy ignore it.
   bool energy = true;
+  // CPU threads the model's kernels may use (the plain style's `threads` keyword; distspec/kk's
+  // Kokkos host threads). Pair models (LJ, EAM) use them; the others run on one.
+  int threads = 1;
 };
 
 // Per-row outputs left in device memory (OutputRequest::rows_on_device): n_rows rows each, or

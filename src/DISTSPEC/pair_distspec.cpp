@@ -86,7 +86,7 @@ PairDistspec::~PairDistspec()
 
 /* ----------------------------------------------------------------------
    pair_style distspec [spec FILE] [halo per_layer|expanded] [device cpu|cuda] [strict yes|no]
-                       [precision fp64|fp32] [gpu_share yes|no]
+                       [precision fp64|fp32] [gpu_share yes|no] [timing yes|no] [threads N]
 ------------------------------------------------------------------------- */
 
 void PairDistspec::settings(int narg, char **arg)
@@ -438,6 +438,7 @@ void PairDistspec::run_model(const char *style)
   request.virial = vflag_global != 0;
   request.virial_rows = vflag_atom != 0;
   request.rows_on_device = rows_on_device_;
+  request.threads = model_threads();
   // The cell may change every step (fix npt, fix deform); both styles pass here.
   graph_.has_cell = true;
   graph_.cell = {domain->xprd, 0.0, 0.0, domain->xy, domain->yprd, 0.0, domain->xz, domain->yz, domain->zprd};

@@ -67,6 +67,8 @@ class PairDistspec : public Pair {
   void select_gpu() const;    // device cuda: this rank's GPU by node-local rank
   // Where the model's kernels run: the device keyword; the KOKKOS variant follows its execution space.
   virtual distspec::Device model_device() const;
+  // CPU threads for the model's kernels: the threads keyword; the KOKKOS variant's host threads.
+  virtual int model_threads() const { return settings_.threads; }
   void load_model(const std::string &model_path);
   distspec::models::EdgeList choose_edge_list() const;
   // Whether a model's shares on halo rows would all be folded onto owners (newton_pair on, no

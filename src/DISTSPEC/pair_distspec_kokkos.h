@@ -60,6 +60,11 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   distspec::Device model_device() const override;
   // Edges come from KOKKOS' full list, which the CUDA kernels walk without atomics.
   bool half_edge_lists_allowed() const override { return false; }
+  // The host execution space's threads (`-k on t N`) run the model's CPU kernels too.
+  int model_threads() const override
+  {
+    return kHostKernels ? static_cast<int>(typename DeviceType::execution_space().concurrency()) : 1;
+  }
 
  private:
   // Pair::eatom / vatom are double in every LAMMPS version: own fp64 DualViews keep clear of

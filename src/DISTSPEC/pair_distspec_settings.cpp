@@ -6,6 +6,8 @@
 
 #include "distspec/error.h"
 
+#include <stdexcept>
+
 using namespace LAMMPS_NS;
 
 namespace {
@@ -59,8 +61,21 @@ DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
       s.gpu_share = yes_no(words, i);
     } else if (key == "timing") {
       s.timing = yes_no(words, i);
+    } else if (key == "threads") {
+      const std::string &value = value_of(words, i, {});
+      std::size_t used = 0;
+      int n = 0;
+      try {
+        n = std::stoi(value, &used);
+      } catch (const std::exception &) {
+        used = 0;
+      }
+      if (used != value.size() || n < 1 || n > 1024)
+        bad("keyword 'threads' got '" + value + "'", "expected a whole number of threads per MPI rank, 1 to 1024");
+      s.threads = n;
     } else {
-      bad("unknown keyword '" + key + "'", "expected spec, halo, device, precision, strict, gpu_share or timing");
+      bad("unknown keyword '" + key + "'",
+          "expected spec, halo, device, precision, strict, gpu_share, timing or threads");
     }
   }
   return s;

@@ -119,6 +119,10 @@ std::vector<BadInput> build()
                 "keyword 'strict' got 'maybe'; expected one of yes|no"));
   add(input_row("precision_value_unknown", kArgon + "pair_style distspec precision fp16\n" + lj + kRun,
                 "keyword 'precision' got 'fp16'; expected one of fp64|fp32"));
+  add(input_row("threads_value_not_a_count", kArgon + "pair_style distspec threads 2x\n" + lj + kRun,
+                "keyword 'threads' got '2x'; expected a whole number of threads per MPI rank, 1 to 1024"));
+  add(input_row("threads_value_zero", kArgon + "pair_style distspec threads 0\n" + lj + kRun,
+                "keyword 'threads' got '0'"));
   add(input_row("keyword_wrong_case", kArgon + "pair_style distspec Halo expanded\n" + lj + kRun,
                 "unknown keyword 'Halo'"));
   add(input_row("spec_keyword_file_missing",

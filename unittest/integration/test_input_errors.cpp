@@ -52,7 +52,7 @@ std::string error_of(const std::string& pair_lines, const std::string& setup = k
 TEST(InputErrors, UnknownKeyword)
 {
   const std::string e = error_of("pair_style distspec colour blue\npair_coeff * * " + potential("lj_argon.json") + " Ar");
-  EXPECT_HAS(e, "pair_style distspec: unknown keyword 'colour'; expected spec, halo, device, precision, strict, gpu_share or timing");
+  EXPECT_HAS(e, "pair_style distspec: unknown keyword 'colour'; expected spec, halo, device, precision, strict, gpu_share, timing or threads");
 }
 
 TEST(InputErrors, KeywordValue)

@@ -123,6 +123,14 @@ Deck with_owned_only_forces(Deck d, const std::string &spec)
   return d;
 }
 
+// The pair kernels on 2 threads per rank (pair_threads.h).
+Deck with_threads(Deck d)
+{
+  d.name += "_threads";
+  d.distspec = "pair_style distspec threads 2" + d.distspec.substr(d.distspec.find('\n'));
+  return d;
+}
+
 struct Variant {
   Deck deck;
   bool newton;
@@ -167,7 +175,8 @@ std::vector<Variant> variants()
   for (const Deck& d : {argon_lj(), argon_lj_triclinic(), argon_lj_vacuum(), argon_lj_hybrid_null(),
                         copper_eam_funcfl(), cuni_eam_alloy(),
                         with_owned_only_forces(argon_lj_triclinic(), "lj_halo_owned_forces.json"),
-                        with_owned_only_forces(cuni_eam_alloy(), "eam_halo_owned_forces.json")})
+                        with_owned_only_forces(cuni_eam_alloy(), "eam_halo_owned_forces.json"),
+                        with_threads(argon_lj_triclinic()), with_threads(cuni_eam_alloy())})
     for (bool newton : {true, false}) out.push_back({d, newton});
   return out;
 }

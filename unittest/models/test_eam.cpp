@@ -137,6 +137,13 @@ TEST_P(EamModel, HalfListGivesTheFullListsOutputs) {
                                 models::EdgeList::half_newton_off, 1e-12, true);
 }
 
+TEST_P(EamModel, ThreadsGiveTheOneThreadOutputs) {
+  const PeriodicGraph g(crystal_, file_.cutoff, 1.0);
+  expect_threads_match_one_thread(*model_, g, spec(), models::EdgeList::full);
+  expect_threads_match_one_thread(*model_, g, spec(), models::EdgeList::half_newton_off);
+  expect_threads_match_one_thread(*model_, g, spec(), models::EdgeList::half_newton_off, true);
+}
+
 // energy false (LAMMPS eflag 0): the forces of a step with energy, no energy.
 TEST_P(EamModel, StepsWithoutEnergyGiveTheSameForces) {
   const PeriodicGraph g(crystal_, file_.cutoff, 1.0);

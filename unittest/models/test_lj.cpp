@@ -119,6 +119,13 @@ TEST_P(LJBinary, HalfListsGiveTheFullListsOutputs) {
   }
 }
 
+TEST_P(LJBinary, ThreadsGiveTheOneThreadOutputs) {
+  for (models::EdgeList list : {models::EdgeList::full, models::EdgeList::half_newton_off, models::EdgeList::half_newton_on}) {
+    SCOPED_TRACE(models::edge_list_name(list));
+    expect_threads_match_one_thread(*model_, PeriodicGraph(crystal_, file_.cutoff, 1.0), spec(), list);
+  }
+}
+
 // energy false (LAMMPS eflag 0): the forces and virial of a step with energy, no energy.
 TEST_P(LJBinary, StepsWithoutEnergyGiveTheSameForces) {
   const PeriodicGraph g(crystal_, file_.cutoff, 1.0);

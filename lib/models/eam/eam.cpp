@@ -75,7 +75,7 @@ class EAMModel final : public Model {
     rho_.assign(n, 0.0);
     fp_.assign(n, 0.0);
     std::vector<TensorRef> args = edge_args(graph);
-    const EdgeOpState<Tables> state{&tables_, edge_call(graph, index_checks_)};
+    const EdgeOpState<Tables> state{&tables_, edge_call(graph, index_checks_, request, &thread_rows_)};
 
     // rho_i: density at each owned atom. A full or half_newton_off list gives owned rows every
     // pair they are in, so rho is complete there; only half_newton_on leaves parts on halo rows,
@@ -101,6 +101,7 @@ class EAMModel final : public Model {
   // Per-step buffers, kept so they reallocate only when the row count grows.
   std::vector<double> rho_, fp_, scratch_energy_;
   IndexCheckSchedule index_checks_;
+  ThreadRows thread_rows_;
 };
 
 }  // namespace

@@ -19,20 +19,23 @@ void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void*
   const EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species, s.call);
   double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], edges.n_rows, 1);
   const double cutsq = t.cutoff * t.cutoff;
-  double rho_i = 0.0;
-  edges.for_each_pair(
-      [&](int i, int j, const double*, double rsq, bool both) {
-        if (rsq >= cutsq) return;
-        const int a = edges.species[i], b = edges.species[j];
-        const Knot k = t.r_knot(std::sqrt(rsq));
-        const double rho_b = spline_value(t.rhor[static_cast<std::size_t>(b)], k);
-        rho_i += rho_b;
-        if (both) rho[j] += a == b ? rho_b : spline_value(t.rhor[static_cast<std::size_t>(a)], k);
-      },
-      [&](int i) {
-        rho[i] += rho_i;
-        rho_i = 0.0;
-      });
+  walk_row_pairs(edges, rho, 1, s.call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
+    double rho_i = 0.0;
+    edges.for_each_pair(
+        [&](int i, int j, const double*, double rsq, bool both) {
+          if (rsq >= cutsq) return;
+          const int a = edges.species[i], b = edges.species[j];
+          const Knot k = t.r_knot(std::sqrt(rsq));
+          const double rho_b = spline_value(t.rhor[static_cast<std::size_t>(b)], k);
+          rho_i += rho_b;
+          if (both) rho_rows[j] += a == b ? rho_b : spline_value(t.rhor[static_cast<std::size_t>(a)], k);
+        },
+        [&](int i) {
+          rho_rows[i] += rho_i;
+          rho_i = 0.0;
+        },
+        r_begin, r_end);
+  });
 }
 
 // fp_i = F'_a(rho_i); energy_i += F_a(rho_i). Atoms of no species (< 0) embed nothing.
@@ -58,7 +61,8 @@ void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const voi
 
 // Pair forces: psi'(r) = F'_i rho_b'(r) + F'_j rho_a'(r) + phi'(r), phi = z2r / r.
 template <bool kEnergy, bool kVirial>
-void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const PairOutputs& o) {
+void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const PairOutputs& o, std::size_t r_begin,
+                 std::size_t r_end) {
   const double cutsq = t.cutoff * t.cutoff;
   // psi'(r) is symmetric in i and j: each pair once, its force on both.
   ReceiverSums sums;
@@ -78,7 +82,7 @@ void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const
     const double phip = z2p * recip - phi * recip;
     const double psip = fp[i] * rhojp + fp[j] * rhoip + phip;
     o.tally_pair<kEnergy, kVirial>(sums, j, both, 0.5 * phi, -psip * recip, del);
-  }, [&](int i) { o.flush<kEnergy, kVirial>(i, sums); });
+  }, [&](int i) { o.flush<kEnergy, kVirial>(i, sums); }, r_begin, r_end);
 }
 
 void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
@@ -91,7 +95,9 @@ void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* 
   const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
   const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, outs.size() > 2);
   o.with_flags([&](auto energy, auto virial) {
-    pair_forces<decltype(energy)::value, decltype(virial)::value>(t, edges, fp, o);
+    walk_pairs(edges, o, s.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
+      pair_forces<decltype(energy)::value, decltype(virial)::value>(t, edges, fp, out, r_begin, r_end);
+    });
   });
 }
 

@@ -67,7 +67,7 @@ class LJModel final : public Model {
     std::vector<double>& energy_rows = request.energy_rows ? out.energy_rows : scratch_energy_;
     energy_rows.assign(energy ? graph.n_rows() : 0, 0.0);
     const bool virial = request.virial || request.virial_rows;
-    const EdgeOpState<Params> state{&params_, edge_call(graph, index_checks_)};
+    const EdgeOpState<Params> state{&params_, edge_call(graph, index_checks_, request, &thread_rows_)};
     dispatch.call(virial ? kEnergyForcesVirialOp : kEnergyForcesOp, edge_args(graph),
                   pair_output_refs(out, energy_rows, virial), &state);
     out.energy = pair_energy(energy_rows, graph);
@@ -78,6 +78,7 @@ class LJModel final : public Model {
   Params params_;
   std::vector<double> scratch_energy_;  // per-row energy when the host does not want it
   IndexCheckSchedule index_checks_;
+  ThreadRows thread_rows_;
 };
 
 }  // namespace

@@ -5,8 +5,9 @@
 namespace distspec::models::lj {
 namespace {
 
+// Receivers [r_begin, r_end), into `o`.
 template <bool kEnergy, bool kVirial>
-void pairs(const Params& params, const EdgeArgs& edges, const PairOutputs& o) {
+void pairs(const Params& params, const EdgeArgs& edges, const PairOutputs& o, std::size_t r_begin, std::size_t r_end) {
   ReceiverSums sums;
   edges.for_each_pair(
       [&](int i, int j, const double del[3], double rsq, bool both) {
@@ -18,7 +19,7 @@ void pairs(const Params& params, const EdgeArgs& edges, const PairOutputs& o) {
         const double energy = kEnergy ? r6inv * (c.lj3 * r6inv - c.lj4) - c.offset : 0.0;
         o.tally_pair<kEnergy, kVirial>(sums, j, both, 0.5 * energy, fpair, del);
       },
-      [&](int i) { o.flush<kEnergy, kVirial>(i, sums); });
+      [&](int i) { o.flush<kEnergy, kVirial>(i, sums); }, r_begin, r_end);
 }
 
 // Each pair once: LJ is symmetric in i and j (coeff(a, b) == coeff(b, a)).
@@ -29,7 +30,11 @@ void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const
   expect_count(op, "arguments", args.size(), kEdgeArgCount);
   const EdgeArgs edges = unpack_edge_args(op, args, s.constants->n_species, s.call);
   const PairOutputs o = unpack_pair_outputs(op, outs, edges.n_rows, kVirialOp);
-  o.with_flags([&](auto energy, auto virial) { pairs<decltype(energy)::value, decltype(virial)::value>(*s.constants, edges, o); });
+  o.with_flags([&](auto energy, auto virial) {
+    walk_pairs(edges, o, s.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
+      pairs<decltype(energy)::value, decltype(virial)::value>(*s.constants, edges, out, r_begin, r_end);
+    });
+  });
 }
 
 }  // namespace
