@@ -13,6 +13,8 @@ source "$CACHE/env.sh"
 JOBS=${DISTSPEC_JOBS:-$(nproc)}
 
 # build_against LAMMPS TAG [CMAKE ARGS...]; BUILD_TARGETS (a list) limits what is built.
+# The torch test fixtures (exported models and references: no LAMMPS in them, about 6 minutes
+# to make) are shared by the builds, in build/torch-fixtures.
 build_against() {
   local lammps=$1 tag=$2
   local dir="$here/build/lammps-$tag"
@@ -24,6 +26,7 @@ build_against() {
     -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
     -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-}" -DDISTSPEC_PYTHON_MACE="${DISTSPEC_PYTHON_MACE:-}" \
     -DDISTSPEC_PYTHON_SEVENN="${DISTSPEC_PYTHON_SEVENN:-}" \
+    -DDISTSPEC_TORCH_FIXTURES="$here/build/torch-fixtures" \
     "$@" > "$dir.configure.log" 2>&1 \
     || { mkdir -p "$(dirname "$dir")"; cat "$dir.configure.log"; exit 1; }
   cmake --build "$dir" -j "$JOBS" "${targets[@]}" 2>&1 | tail -n 3
