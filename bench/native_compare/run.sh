@@ -27,6 +27,9 @@ fi
 source "$here/../common.sh"
 accel=()
 tag=""
+# Open MPI binds each rank to one core when there are few: threads of a rank need the others.
+bind=()
+[ "$threads" = 1 ] || bind=(--bind-to none)
 if [ "$kokkos" = 1 ]; then
   accel=(-k on t "$threads" -sf kk -pk kokkos newton on neigh half)
   tag=".kk$threads"
@@ -53,7 +56,7 @@ for model in $models; do
     for np in $ranks; do
       echo "bench: $model, $((4 * n * n * n)) atoms, $np rank(s), $repeats x $steps steps per style" >&2
       # From the repository, with its potentials/ relative: logs name no path of this machine.
-      (cd "$repo" && mpirun --oversubscribe -np "$np" "$DISTSPEC_LMP" -in "$here/in.compare" \
+      (cd "$repo" && mpirun --oversubscribe "${bind[@]}" -np "$np" "$DISTSPEC_LMP" -in "$here/in.compare" \
         -log "$out/log.$model.$atoms.$np$tag" -screen none -var plugin "$PLUGIN_NAME" -var pot potentials \
         -var model "$model" -var n "$n" -var steps "$steps" -var repeats "$repeats" -var threads "$threads" "${accel[@]}")
     done

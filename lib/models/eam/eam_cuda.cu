@@ -238,8 +238,8 @@ class EAMCudaModel final : public Model {
 
   const ModelInfo& info() const override { return info_; }
 
-  // eam.cpp's EAMModel::compute with device buffers: density -> after_scatter(rho) ->
-  // embedding -> before_gather(fp) -> forces; the halo exchanges see device rows.
+  // eam.cpp's EAMModel::compute with device buffers over a full list: density -> embedding ->
+  // before_gather(fp) -> forces; the halo exchange (one a step) sees device rows.
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
                ModelOutputs& out) override {
     StagedHalo staged(dispatch, staging_, "eam");
@@ -255,9 +255,8 @@ class EAMCudaModel final : public Model {
     for (auto* a : {&energy_, &rho_, &fp_, &forces_, &virial_, &virial_rows_}) a->zero();
     std::vector<TensorRef> args = graph_.edge_args();
 
-    // rho_i of owned atoms from their own edges; the policy folds and refreshes it.
+    // rho_i of owned atoms, complete from their own edges (a full list): nothing to fold.
     dispatch.call(kDensityOp, args, {device_ref(rho_.data(), n)}, &device_);
-    dispatch.after_scatter(Rows<double>{rho_.data(), n, 1});
     // F(rho_i) and F'(rho_i) of owned atoms.
     dispatch.call(kEmbeddingOp, {device_ref(rho_.data(), n_owned), device_ref(graph_.species.data(), n_owned)},
                   {device_ref(fp_.data(), n_owned), device_ref(energy_.data(), n_owned)}, &device_);
