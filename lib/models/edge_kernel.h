@@ -269,16 +269,29 @@ struct PairOutputs {
 
 PairOutputs unpack_pair_outputs(const std::string& op, Span<const TensorRef> outs, std::size_t n_rows, bool with_virial);
 
+// The threads a pair op of this call runs on (1 without the model's per-thread rows).
+inline int call_threads(const EdgeCall& call) { return call.thread_rows ? usable_threads(call.threads) : 1; }
+
+// walk(outs[t], r_begin, r_end) on thread t over its range of receivers.
+template <class Out, class Walk>
+void walk_ranges(const EdgeArgs& edges, const std::vector<Out>& outs, Walk& walk) {
+  const int threads = static_cast<int>(outs.size());
+  const std::vector<std::size_t> ranges = receiver_ranges(edges.offsets, edges.n_receivers, threads);
+  run_threads(threads, [&](int t) {
+    const auto k = static_cast<std::size_t>(t);
+    walk(outs[k], ranges[k], ranges[k + 1]);
+  });
+}
+
 // walk(out, r_begin, r_end) over the receivers on call.threads threads, each with outputs of
 // its own (pair_threads.h), summed into `o` afterwards; one call walk(o, 0, n) on one thread.
 template <class Walk>
 void walk_pairs(const EdgeArgs& edges, const PairOutputs& o, const EdgeCall& call, Walk&& walk) {
-  const int threads = call.thread_rows ? usable_threads(call.threads) : 1;
+  const int threads = call_threads(call);
   if (threads == 1) {
     walk(o, std::size_t{0}, edges.n_receivers);
     return;
   }
-  const std::vector<std::size_t> ranges = receiver_ranges(edges.offsets, edges.n_receivers, threads);
   const std::size_t n = edges.n_rows;
   ThreadRows& rows = *call.thread_rows;
   std::vector<PairOutputs> outs(static_cast<std::size_t>(threads));
@@ -290,9 +303,7 @@ void walk_pairs(const EdgeArgs& edges, const PairOutputs& o, const EdgeCall& cal
     out.virial_rows = rows.rows(t, 2, o.virial_rows, 6 * n);
     out.virial = !o.virial ? nullptr : t == 0 ? o.virial : &virials[6 * static_cast<std::size_t>(t)];
   }
-  run_threads(threads, [&](int t) {
-    walk(outs[static_cast<std::size_t>(t)], ranges[static_cast<std::size_t>(t)], ranges[static_cast<std::size_t>(t) + 1]);
-  });
+  walk_ranges(edges, outs, walk);
   rows.sum_into(threads, 0, o.energy, n);
   rows.sum_into(threads, 1, o.forces, 3 * n);
   rows.sum_into(threads, 2, o.virial_rows, 6 * n);
@@ -304,19 +315,16 @@ void walk_pairs(const EdgeArgs& edges, const PairOutputs& o, const EdgeCall& cal
 // The same for kernels that write one row array (EAM's density): walk(rows, r_begin, r_end).
 template <class Walk>
 void walk_row_pairs(const EdgeArgs& edges, double* out_rows, std::size_t width, const EdgeCall& call, Walk&& walk) {
-  const int threads = call.thread_rows ? usable_threads(call.threads) : 1;
+  const int threads = call_threads(call);
   if (threads == 1) {
     walk(out_rows, std::size_t{0}, edges.n_receivers);
     return;
   }
-  const std::vector<std::size_t> ranges = receiver_ranges(edges.offsets, edges.n_receivers, threads);
   const std::size_t n = width * edges.n_rows;
   ThreadRows& rows = *call.thread_rows;
   std::vector<double*> outs(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) outs[static_cast<std::size_t>(t)] = rows.rows(t, 3, out_rows, n);
-  run_threads(threads, [&](int t) {
-    walk(outs[static_cast<std::size_t>(t)], ranges[static_cast<std::size_t>(t)], ranges[static_cast<std::size_t>(t) + 1]);
-  });
+  walk_ranges(edges, outs, walk);
   rows.sum_into(threads, 3, out_rows, n);
 }
 
