@@ -5,7 +5,11 @@
 // warm: the model takes its tensors from its workspace, so what remains is this one-process
 // halo exchange's (IndexedHaloExchange sums the reverse exchange in a fresh fp64 block).
 //
-//   bench_mpnn_step [model.json] [steps] [fp64|fp32]    defaults: potentials/cu_mpnn_L2.json, 5, both
+// "threads" is the model's CPU threads (OutputRequest::threads): the rows repeat for 1 and for
+// the count given, with the speed-up of the second over the first.
+//
+//   bench_mpnn_step [model.json] [steps] [fp64|fp32|both] [threads]
+//   defaults: potentials/cu_mpnn_L2.json, 5, both, 1
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -97,7 +101,8 @@ Timing time_steps(models::Model& model, const test::PeriodicGraph& g, Dispatcher
 int main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : std::string(DISTSPEC_POTENTIALS_DIR) + "/cu_mpnn_L2.json";
   const int steps = std::max(1, argc > 2 ? std::atoi(argv[2]) : 5);
-  const std::string only = argc > 3 ? argv[3] : "";
+  const std::string only = argc > 3 && std::string(argv[3]) != "both" ? argv[3] : "";
+  const int threads = std::max(1, argc > 4 ? std::atoi(argv[4]) : 1);
   models::register_builtin_ops();
   const models::ModelFile file = models::read_model_file(path);
   const DistributionSpec spec = file.spec.core;
@@ -106,24 +111,32 @@ int main(int argc, char** argv) {
   const std::size_t near = edges_within(g, file.cutoff);
   std::printf("%s: %zu atoms, %zu rows, %zu listed edges (cutoff + skin), %zu within the cutoff; %d steps\n",
               path.c_str(), g.n_owned(), g.n_rows(), g.n_edges(), near, steps);
-  std::printf("%-9s %8s %9s %12s %13s %11s %14s %13s\n", "precision", "atoms", "edges", "forward ms", "backward ms",
-              "total ms", "edges/s", "MiB new/step");
+  std::printf("%-9s %7s %8s %9s %12s %13s %11s %14s %13s %9s\n", "precision", "threads", "atoms", "edges",
+              "forward ms", "backward ms", "total ms", "edges/s", "MiB new/step", "speed-up");
 
-  models::OutputRequest energy_only;
-  energy_only.forces = false;
-  const models::OutputRequest full{false, true, false};  // forces and global virial, as an MD step
+  std::vector<int> counts = {1};
+  if (threads > 1) counts.push_back(threads);
   for (const std::string precision : {"fp64", "fp32"}) {
     if (!only.empty() && precision != only) continue;
-    models::ModelFile f = file;
-    f.precision = precision;
-    const auto model = models::make_model(f);
-    Dispatcher dispatch(spec, Device::cpu, model->info().ops, 1);
-    IndexedHaloExchange halo = g.halo_exchange();
-    dispatch.attach(halo);
-    const Timing fwd = time_steps(*model, g, dispatch, energy_only, steps);
-    const Timing all = time_steps(*model, g, dispatch, full, steps);
-    std::printf("%-9s %8zu %9zu %12.1f %13.1f %11.1f %14.3g %13.1f\n", precision.c_str(), g.n_owned(), near,
-                fwd.seconds * 1e3, (all.seconds - fwd.seconds) * 1e3, all.seconds * 1e3, near / all.seconds,
-                all.new_mib);
+    double one_thread = 0.0;
+    for (const int t : counts) {
+      models::OutputRequest energy_only;
+      energy_only.forces = false;
+      energy_only.threads = t;
+      models::OutputRequest full{false, true, false};  // forces and global virial, as an MD step
+      full.threads = t;
+      models::ModelFile f = file;
+      f.precision = precision;
+      const auto model = models::make_model(f);
+      Dispatcher dispatch(spec, Device::cpu, model->info().ops, 1);
+      IndexedHaloExchange halo = g.halo_exchange();
+      dispatch.attach(halo);
+      const Timing fwd = time_steps(*model, g, dispatch, energy_only, steps);
+      const Timing all = time_steps(*model, g, dispatch, full, steps);
+      if (t == 1) one_thread = all.seconds;
+      std::printf("%-9s %7d %8zu %9zu %12.1f %13.1f %11.1f %14.3g %13.1f %9.2f\n", precision.c_str(), t, g.n_owned(),
+                  near, fwd.seconds * 1e3, (all.seconds - fwd.seconds) * 1e3, all.seconds * 1e3, near / all.seconds,
+                  all.new_mib, one_thread / all.seconds);
+    }
   }
 }

@@ -66,7 +66,7 @@ std::vector<TensorRef> edge_args(const AtomGraph& g) {
 }
 
 EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks, const OutputRequest& request,
-                   ThreadRows* thread_rows) {
+                   ThreadRows<double>* thread_rows) {
   EdgeCall call;
   call.threads = request.threads;
   call.thread_rows = thread_rows;

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "distspec/ops/op_registry.h"
+#include "distspec/util/threads.h"
 #include "models/model.h"
-#include "models/pair_threads.h"
 
 namespace distspec::models {
 
@@ -38,8 +38,8 @@ struct EdgeCall {
   EdgeList list = EdgeList::full;
   bool check_indices = true;
   const int* newton_on_ends = nullptr;  // AtomGraph::newton_on_ends, for the ops that walk them
-  int threads = 1;                      // OutputRequest::threads (pair_threads.h)
-  ThreadRows* thread_rows = nullptr;    // the model's per-thread copies; nullptr: one thread
+  int threads = 1;                      // OutputRequest::threads (distspec/util/threads.h)
+  ThreadRows<double>* thread_rows = nullptr;  // the model's per-thread copies; nullptr: one thread
 };
 // The state such an op is called with.
 template <class Constants>
@@ -77,10 +77,12 @@ struct EdgeArgs {
   // the ends are checked against the offsets first.
   void use_newton_on_ends(const std::string& op, const int* newton_on_ends, bool check);
 
-  // f(i, j, del, rsq) for every edge j -> i whose atoms both belong to the model, del = x_i - x_j.
+  // f(i, j, del, rsq) for every edge j -> i whose atoms both belong to the model, del = x_i - x_j;
+  // of receivers [r_begin, r_end) only, where given.
   template <class F>
-  void for_each_edge(F&& f) const {
-    for (std::size_t r = 0; r < n_receivers; ++r) {
+  void for_each_edge(F&& f, std::size_t r_begin = 0, std::size_t r_end = kAll) const {
+    r_end = std::min(r_end, n_receivers);
+    for (std::size_t r = r_begin; r < r_end; ++r) {
       const int i = receivers[r];
       if (species[i] < 0) continue;
       const double* xi = x + 3 * static_cast<std::size_t>(i);
@@ -105,7 +107,7 @@ struct EdgeArgs {
   //   half_newton_on: every edge, always `both`: halo rows get their atoms' shares.
   //   half_newton_off with use_newton_on_ends: as half_newton_on, over each receiver's first
   //     senders.
-  // Receivers [r_begin, r_end) only, where given (a thread's range, pair_threads.h).
+  // Receivers [r_begin, r_end) only, where given (a thread's range, distspec/util/threads.h).
   template <class F, class Done>
   void for_each_pair(F&& f, Done&& done, std::size_t r_begin = 0, std::size_t r_end = kAll) const {
     r_end = std::min(r_end, n_receivers);
@@ -172,7 +174,7 @@ EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int
 // The EdgeCall for a graph: its listing, index checks when the schedule says so, and the
 // request's threads with the model's per-thread rows.
 EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks, const OutputRequest& request = {},
-                   ThreadRows* thread_rows = nullptr);
+                   ThreadRows<double>* thread_rows = nullptr);
 
 void expect_count(const std::string& op, const char* what, std::size_t found, std::size_t expected);
 // A float64 tensor of exactly rows x cols on `device`; with `optional`, an empty tensor
@@ -284,7 +286,7 @@ void walk_ranges(const EdgeArgs& edges, const std::vector<Out>& outs, Walk& walk
 }
 
 // walk(out, r_begin, r_end) over the receivers on call.threads threads, each with outputs of
-// its own (pair_threads.h), summed into `o` afterwards; one call walk(o, 0, n) on one thread.
+// its own (distspec/util/threads.h), summed into `o` afterwards; one call walk(o, 0, n) on one thread.
 template <class Walk>
 void walk_pairs(const EdgeArgs& edges, const PairOutputs& o, const EdgeCall& call, Walk&& walk) {
   const int threads = call_threads(call);
@@ -293,7 +295,7 @@ void walk_pairs(const EdgeArgs& edges, const PairOutputs& o, const EdgeCall& cal
     return;
   }
   const std::size_t n = edges.n_rows;
-  ThreadRows& rows = *call.thread_rows;
+  ThreadRows<double>& rows = *call.thread_rows;
   std::vector<PairOutputs> outs(static_cast<std::size_t>(threads));
   std::vector<double> virials(6 * static_cast<std::size_t>(threads), 0.0);
   for (int t = 0; t < threads; ++t) {
@@ -321,7 +323,7 @@ void walk_row_pairs(const EdgeArgs& edges, double* out_rows, std::size_t width, 
     return;
   }
   const std::size_t n = width * edges.n_rows;
-  ThreadRows& rows = *call.thread_rows;
+  ThreadRows<double>& rows = *call.thread_rows;
   std::vector<double*> outs(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) outs[static_cast<std::size_t>(t)] = rows.rows(t, 3, out_rows, n);
   walk_ranges(edges, outs, walk);

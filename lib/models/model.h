@@ -84,7 +84,8 @@ struct OutputRequest {
   // skip it; ModelOutputs::energy is then 0. Models that differentiate their energy ignore it.
   bool energy = true;
   // CPU threads the model's kernels may use (the plain style's `threads` keyword; distspec/kk's
-  // Kokkos host threads). Pair models (LJ, EAM) use them; the others run on one.
+  // Kokkos host threads; distspec/util/threads.h). The native CPU models use them; torch models
+  // and GPU kernels ignore them.
   int threads = 1;
 };
 

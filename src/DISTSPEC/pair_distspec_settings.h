@@ -21,7 +21,7 @@ struct DistspecSettings {
   bool strict = false;    // unknown helper records become errors
   bool gpu_share = false;    // device cuda: let more ranks than GPUs share a node's GPUs (round-robin)
   bool timing = false;    // time the stages of compute() and print a breakdown at the end of each run
-  int threads = 1;    // CPU threads of the model's pair kernels per MPI rank (OpenMP)
+  int threads = 1;    // CPU threads of the model's kernels per MPI rank (OpenMP)
 
   // Parses the words after `pair_style distspec`; throws distspec::Error naming the keyword.
   static DistspecSettings parse(const std::vector<std::string> &words);

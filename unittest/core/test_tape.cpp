@@ -4,6 +4,7 @@
 // policy-aware gather's exchanges in both directions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -21,6 +22,7 @@
 #include "distspec/tensor/ops_rows.h"
 #include "distspec/tensor/row_kernels.h"
 #include "distspec/tensor/tape.h"
+#include "distspec/util/threads.h"
 
 namespace distspec::tensor {
 namespace {
@@ -464,6 +466,58 @@ TEST(TapeOps, Fp32AgreesWithFp64) {
   const auto [e32, g32] = run(float{});
   for (std::size_t c = 0; c < e64.cols(); ++c) EXPECT_NEAR(e32(0, c), e64(0, c), 1e-5);
   for (std::size_t k = 0; k < g64.size(); ++k) EXPECT_NEAR(g32.data()[k], g64.data()[k], 1e-5);
+}
+
+// A network step on a random graph big enough that every op splits its loops over the threads
+// (6 000 rows, 60 000 edges, about kMinItemsPerThread x 30): values and gradients on 3 threads
+// against 1, which sum in other orders only.
+TEST(TapeOps, ThreadsAgreeWithOneThread) {
+  constexpr std::size_t n_rows = 6000, n_receivers = 4000, per_receiver = 15, f = 16, k = 8;
+  ASSERT_GT(n_receivers * per_receiver, 20 * kMinItemsPerThread);
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> row(0, static_cast<int>(n_rows) - 1);
+  std::vector<int> receivers, offsets{0}, receiver, sender;
+  for (std::size_t r = 0; r < n_receivers; ++r) {
+    receivers.push_back(static_cast<int>(r));
+    for (std::size_t e = 0; e < per_receiver; ++e) {
+      int j = row(rng);
+      if (j == static_cast<int>(r)) j = (j + 1) % static_cast<int>(n_rows);
+      receiver.push_back(static_cast<int>(r));
+      sender.push_back(j);
+    }
+    offsets.push_back(static_cast<int>(sender.size()));
+  }
+  const Tensor<double> x0 = random_tensor(n_rows, 3, 1, 0.0, 4.0), h0 = random_tensor(n_rows, f, 2);
+  const Tensor<double> filter_w = random_tensor(k, f, 3), filter_b = random_tensor(1, f, 4);
+  const Tensor<double> update_w = random_tensor(f, f, 5), update_b = random_tensor(1, f, 6);
+  RadialBasis basis;
+  basis.size = static_cast<int>(k);
+  basis.stop = 7.0;
+  basis.width = 0.9;
+  auto run = [&](int threads) {
+    Workspace workspace;
+    Tape tape(workspace, threads);
+    const Var<double> x = Var<double>::variable(x0), h = Var<double>::variable(h0);
+    const Var<double> r = lengths(tape, edge_vectors<double>(tape, x, Span<const int>(receiver), Span<const int>(sender)));
+    const Var<double> fc = cosine_cutoff(tape, r, CosineCutoff{0.0, 7.0});
+    const Var<double> aggregate = cfconv(tape, h, radial_basis(tape, r, basis), fc, filter_w, filter_b,
+                                         Span<const int>(offsets), Span<const int>(sender));
+    const Var<double> update = shifted_softplus(tape, linear(tape, aggregate, update_w, update_b));
+    const Var<double> next = scatter_add(tape, h, mul(tape, update, gather_rows(tape, fc, Span<const int>(receivers))),
+                                         Span<const int>(receivers));
+    const Var<double> e = sum_rows(tape, add(tape, silu(tape, next), next));
+    e.grad().fill(1.0);
+    tape.backward();
+    return std::vector<Tensor<double>>{e.value(), x.grad(), h.grad()};
+  };
+  const auto one = run(1), three = run(3);
+  const char* names[] = {"energy", "grad x", "grad h"};
+  for (std::size_t t = 0; t < one.size(); ++t) {
+    double scale = 0.0;
+    for (std::size_t i = 0; i < one[t].size(); ++i) scale = std::max(scale, std::abs(one[t].data()[i]));
+    for (std::size_t i = 0; i < one[t].size(); ++i)
+      ASSERT_NEAR(three[t].data()[i], one[t].data()[i], 1e-12 * scale) << names[t] << " " << i;
+  }
 }
 
 TEST(TapeOps, SumRowsAccumulatesFp32InFp64) {

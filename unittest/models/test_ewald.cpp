@@ -160,6 +160,34 @@ TEST(Ewald, ForcesAndVirialAreDerivativesOfTheEnergy) {
 
 // LAMMPS 4Feb2025's log for kspace_modify gewald 0.3 kmax/ewald 7 7 7 in a 22.56 A cube:
 // "KSpace vectors: actual max1d max3d = 709 7 1687"; for 5 4 3 in 20 x 17 x 13 A: 144.
+// The k-space sums over atoms and the real-space pairs on 2 and 3 threads against 1: 216 ions,
+// so that each thread gets more than the 64 atoms below which k-space loops stay on fewer.
+TEST(Ewald, ThreadsGiveTheOneThreadOutputs) {
+  Crystal c = rock_salt(5.64, 3);
+  jiggle(c, 0.2, 9);
+  const models::ModelFile file = ewald_file(0.35, {6, 6, 6}, 5.5);
+  auto model = models::make_model(file);
+  const ChargedGraph g(c, rock_salt_charges(c, 1.0), file.cutoff);
+  const models::ModelOutputs one = compute(*model, g, file.spec.core);
+  for (int threads : {2, 3}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    models::OutputRequest request{true, true, true};
+    request.threads = threads;
+    const models::ModelOutputs many = compute(*model, g, file.spec.core, nullptr, request);
+    auto close = [](const char* what, const std::vector<double>& a, const std::vector<double>& b) {
+      ASSERT_EQ(a.size(), b.size()) << what;
+      double scale = 0.0;
+      for (double v : a) scale = std::max(scale, std::abs(v));
+      for (std::size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(b[k], a[k], 1e-12 * scale) << what << " " << k;
+    };
+    close("forces", one.forces, many.forces);
+    close("energy rows", one.energy_rows, many.energy_rows);
+    close("virial rows", one.virial_rows, many.virial_rows);
+    close("virial", {one.virial.begin(), one.virial.end()}, {many.virial.begin(), many.virial.end()});
+    EXPECT_NEAR(many.energy, one.energy, 1e-12 * std::abs(one.energy));
+  }
+}
+
 TEST(Ewald, KVectorsAreLammps) {
   EXPECT_EQ(models::ewald::lammps_k_vectors({22.56, 22.56, 22.56}, {7, 7, 7}).size() / 3, 709u);
   EXPECT_EQ(models::ewald::lammps_k_vectors({20.0, 17.0, 13.0}, {5, 4, 3}).size() / 3, 144u);

@@ -18,6 +18,7 @@
 #include "distspec/spec/spec_json.h"
 #include "expanded_graph.h"
 #include "model_test_util.h"
+#include "distspec/util/threads.h"
 #include "models/mpnn/mpnn.h"
 
 // Blocks of 1 MiB or more handed out by the global operator new, which this test binary
@@ -348,6 +349,23 @@ TEST(Mpnn, ASteadyStateStepAllocatesNoLargeBlock) {
               g_large_allocations - before);
   EXPECT_GT(first, 5);
   EXPECT_EQ(g_large_allocations - before, 0);
+}
+
+TEST(Mpnn, ThreadsMatchOneThread) {
+  // The production model on 2 916 atoms: enough edges (about 1.2e5) and rows (about 8 000, with
+  // the halo) that every op's loops, over edges and over rows, split over the threads.
+  for (const char* precision : {"fp64", "fp32"}) {
+    SCOPED_TRACE(precision);
+    models::ModelFile file = models::read_model_file(potentials("cu_mpnn_L2.json"));
+    file.precision = precision;
+    auto model = make(file);
+    Crystal c = fcc(3.615, 9);
+    jiggle(c, 0.05, 5);
+    const PeriodicGraph g(c, file.cutoff, kSkin);
+    ASSERT_GT(g.n_rows(), 2 * kMinItemsPerThread);
+    expect_threads_match_one_thread(*model, g, halo_spec(), models::EdgeList::full, false,
+                                    std::string(precision) == "fp64" ? 1e-12 : 1e-5);
+  }
 }
 
 TEST(Mpnn, LocalGatherModeReadsStaleHaloRowsAndGetsAnotherEnergy) {

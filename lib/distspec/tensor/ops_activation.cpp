@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "distspec/util/threads.h"
+
 namespace distspec::tensor {
 namespace {
 
@@ -17,15 +19,20 @@ T sigmoid(T x) {
 template <class T, class F, class DF>
 Var<T> elementwise(Tape& tape, const Var<T>& x, F f, DF df) {
   Tensor<T> y = tape.tensor<T>(x.rows(), x.cols());
-  const Tensor<T>& xv = x.value();
-  for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] = f(xv.data()[i]);
+  const T* xv = x.value().data();
+  T* yv = y.data();
+  parallel_for(tape.threads(), y.size(), [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t i = begin; i < end; ++i) yv[i] = f(xv[i]);
+  });
   Var<T> out = Var<T>::result(std::move(y), x.requires_grad());
   if (out.requires_grad())
-    tape.record([x, out, df] {
-      Tensor<T>& gx = x.grad();
-      const Tensor<T>& gy = out.grad();
-      const Tensor<T>& xv = x.value();
-      for (std::size_t i = 0; i < gx.size(); ++i) gx.data()[i] += gy.data()[i] * df(xv.data()[i]);
+    tape.record([x, out, df, threads = tape.threads()] {
+      T* gx = x.grad().data();
+      const T* gy = out.grad().data();
+      const T* xv = x.value().data();
+      parallel_for(threads, x.grad().size(), [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t i = begin; i < end; ++i) gx[i] += gy[i] * df(xv[i]);
+      });
     });
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "distspec/util/threads.h"
+
 namespace distspec::tensor {
 namespace {
 
@@ -21,24 +23,26 @@ Var<T> mul(Tape& tape, const Var<T>& a, const Var<T>& b) {
   Tensor<T> y = tape.tensor<T>(n, cols);
   const Tensor<T>& av = a.value();
   const Tensor<T>& bv = b.value();
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t c = 0; c < cols; ++c) y(i, c) = av(i, c) * bv.row(i)[c * bstride];
+  parallel_for(tape.threads(), n, [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t i = begin; i < end; ++i)
+      for (std::size_t c = 0; c < cols; ++c) y(i, c) = av(i, c) * bv.row(i)[c * bstride];
+  });
   Var<T> out = Var<T>::result(std::move(y), a.requires_grad() || b.requires_grad());
   if (out.requires_grad())
-    tape.record([a, b, out, n, cols, bstride] {
+    tape.record([a, b, out, n, cols, bstride, threads = tape.threads()] {
       const Tensor<T>& gy = out.grad();
       const Tensor<T>& av = a.value();
       const Tensor<T>& bv = b.value();
-      if (a.requires_grad()) {
-        Tensor<T>& ga = a.grad();
-        for (std::size_t i = 0; i < n; ++i)
-          for (std::size_t c = 0; c < cols; ++c) ga(i, c) += gy(i, c) * bv.row(i)[c * bstride];
-      }
-      if (b.requires_grad()) {
-        Tensor<T>& gb = b.grad();
-        for (std::size_t i = 0; i < n; ++i)
-          for (std::size_t c = 0; c < cols; ++c) gb.row(i)[c * bstride] += gy(i, c) * av(i, c);
-      }
+      Tensor<T>* ga = a.requires_grad() ? &a.grad() : nullptr;
+      Tensor<T>* gb = b.requires_grad() ? &b.grad() : nullptr;
+      // Rows are independent: a broadcast b sums over its row's columns only.
+      parallel_for(threads, n, [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t i = begin; i < end; ++i)
+          for (std::size_t c = 0; c < cols; ++c) {
+            if (ga) (*ga)(i, c) += gy(i, c) * bv.row(i)[c * bstride];
+            if (gb) gb->row(i)[c * bstride] += gy(i, c) * av(i, c);
+          }
+      });
     });
   return out;
 }
@@ -48,17 +52,22 @@ Var<T> add(Tape& tape, const Var<T>& a, const Var<T>& b) {
   if (a.rows() != b.rows() || a.cols() != b.cols())
     throw Error("tensor.shape", "", "add: " + shape(a.rows(), a.cols()) + " plus " + shape(b.rows(), b.cols()));
   Tensor<T> y = tape.tensor<T>(a.rows(), a.cols());
-  const Tensor<T>& av = a.value();
-  const Tensor<T>& bv = b.value();
-  for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] = av.data()[i] + bv.data()[i];
+  const T* av = a.value().data();
+  const T* bv = b.value().data();
+  T* yv = y.data();
+  parallel_for(tape.threads(), y.size(), [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t i = begin; i < end; ++i) yv[i] = av[i] + bv[i];
+  });
   Var<T> out = Var<T>::result(std::move(y), a.requires_grad() || b.requires_grad());
   if (out.requires_grad())
-    tape.record([a, b, out] {
-      const Tensor<T>& gy = out.grad();
+    tape.record([a, b, out, threads = tape.threads()] {
+      const T* gy = out.grad().data();
       for (const Var<T>* v : {&a, &b}) {
         if (!v->requires_grad()) continue;
-        Tensor<T>& g = v->grad();
-        for (std::size_t i = 0; i < g.size(); ++i) g.data()[i] += gy.data()[i];
+        T* g = v->grad().data();
+        parallel_for(threads, v->grad().size(), [&](std::size_t begin, std::size_t end, int) {
+          for (std::size_t i = begin; i < end; ++i) g[i] += gy[i];
+        });
       }
     });
   return out;

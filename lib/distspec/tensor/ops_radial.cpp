@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "distspec/util/threads.h"
+
 namespace distspec::tensor {
 namespace {
 
@@ -64,22 +66,26 @@ Var<T> radial_basis(Tape& tape, const Var<T>& r, const RadialBasis& basis) {
   const std::size_t n = r.rows(), k_max = static_cast<std::size_t>(basis.size);
   Tensor<T> phi = tape.tensor<T>(n, k_max);
   const Tensor<T>& rv = r.value();
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t k = 0; k < k_max; ++k)
-      phi(i, k) = static_cast<T>(basis_value(basis, rv(i, 0), static_cast<int>(k)));
+  parallel_for(tape.threads(), n, [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t i = begin; i < end; ++i)
+      for (std::size_t k = 0; k < k_max; ++k)
+        phi(i, k) = static_cast<T>(basis_value(basis, rv(i, 0), static_cast<int>(k)));
+  });
   Var<T> out = Var<T>::result(std::move(phi), r.requires_grad());
   if (out.requires_grad())
-    tape.record([r, out, basis, n, k_max] {
+    tape.record([r, out, basis, n, k_max, threads = tape.threads()] {
       Tensor<T>& gr = r.grad();
       const Tensor<T>& gy = out.grad();
       const Tensor<T>& rv = r.value();
       const Tensor<T>& phi = out.value();
-      for (std::size_t i = 0; i < n; ++i) {
-        double g = 0.0;
-        for (std::size_t k = 0; k < k_max; ++k)
-          g += gy(i, k) * basis_slope(basis, rv(i, 0), static_cast<int>(k), phi(i, k));
-        gr(i, 0) += static_cast<T>(g);
-      }
+      parallel_for(threads, n, [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t i = begin; i < end; ++i) {
+          double g = 0.0;
+          for (std::size_t k = 0; k < k_max; ++k)
+            g += gy(i, k) * basis_slope(basis, rv(i, 0), static_cast<int>(k), phi(i, k));
+          gr(i, 0) += static_cast<T>(g);
+        }
+      });
     });
   return out;
 }
@@ -92,22 +98,26 @@ Var<T> cosine_cutoff(Tape& tape, const Var<T>& r, const CosineCutoff& cutoff) {
   const std::size_t n = r.rows();
   Tensor<T> f = tape.tensor<T>(n, 1);
   const Tensor<T>& rv = r.value();
-  double value = 0.0, slope = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    cutoff_values(cutoff, rv(i, 0), value, slope);
-    f(i, 0) = static_cast<T>(value);
-  }
+  parallel_for(tape.threads(), n, [&](std::size_t begin, std::size_t end, int) {
+    double value = 0.0, slope = 0.0;
+    for (std::size_t i = begin; i < end; ++i) {
+      cutoff_values(cutoff, rv(i, 0), value, slope);
+      f(i, 0) = static_cast<T>(value);
+    }
+  });
   Var<T> out = Var<T>::result(std::move(f), r.requires_grad());
   if (out.requires_grad())
-    tape.record([r, out, cutoff, n] {
+    tape.record([r, out, cutoff, n, threads = tape.threads()] {
       Tensor<T>& gr = r.grad();
       const Tensor<T>& gy = out.grad();
       const Tensor<T>& rv = r.value();
-      double value = 0.0, slope = 0.0;
-      for (std::size_t i = 0; i < n; ++i) {
-        cutoff_values(cutoff, rv(i, 0), value, slope);
-        gr(i, 0) += static_cast<T>(gy(i, 0) * slope);
-      }
+      parallel_for(threads, n, [&](std::size_t begin, std::size_t end, int) {
+        double value = 0.0, slope = 0.0;
+        for (std::size_t i = begin; i < end; ++i) {
+          cutoff_values(cutoff, rv(i, 0), value, slope);
+          gr(i, 0) += static_cast<T>(gy(i, 0) * slope);
+        }
+      });
     });
   return out;
 }

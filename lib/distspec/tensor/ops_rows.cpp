@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "distspec/util/threads.h"
+
 namespace distspec::tensor {
 namespace {
 
@@ -28,7 +30,9 @@ Var<T> gather_rows(Tape& tape, const Var<T>& x, Span<const int> index) {
   const std::size_t cols = x.cols();
   Tensor<T> out = tape.tensor<T>(index.size(), cols);
   const Tensor<T>& xv = x.value();
-  for (std::size_t k = 0; k < index.size(); ++k) std::copy_n(xv.row(index[k]), cols, out.row(k));
+  parallel_for(tape.threads(), index.size(), [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t k = begin; k < end; ++k) std::copy_n(xv.row(index[k]), cols, out.row(k));
+  });
   Var<T> y = Var<T>::result(std::move(out), x.requires_grad());
   if (y.requires_grad())
     tape.record([x, y, index, cols] {
@@ -48,20 +52,31 @@ Var<T> scatter_add(Tape& tape, const Var<T>& base, const Var<T>& src, Span<const
   check_index("scatter_add", index, base.rows());
   const std::size_t cols = base.cols();
   Tensor<T> out = tape.tensor<T>(base.rows(), cols);
-  std::copy_n(base.value().data(), out.size(), out.data());
+  const int threads = tape.threads();
+  const T* bv = base.value().data();
+  T* ov = out.data();
+  parallel_for(threads, out.size(), [&](std::size_t begin, std::size_t end, int) {
+    std::copy(bv + begin, bv + end, ov + begin);
+  });
+  // Indices may repeat: the sum itself stays on one thread.
   const Tensor<T>& sv = src.value();
   for (std::size_t k = 0; k < index.size(); ++k) add_row(out.row(index[k]), sv.row(k), cols);
   Var<T> y = Var<T>::result(std::move(out), base.requires_grad() || src.requires_grad());
   if (y.requires_grad())
-    tape.record([base, src, y, index, cols] {
+    tape.record([base, src, y, index, cols, threads] {
       const Tensor<T>& gy = y.grad();
       if (base.requires_grad()) {
-        Tensor<T>& gb = base.grad();
-        for (std::size_t i = 0; i < gb.size(); ++i) gb.data()[i] += gy.data()[i];
+        T* gb = base.grad().data();
+        const T* g = gy.data();
+        parallel_for(threads, base.grad().size(), [&](std::size_t begin, std::size_t end, int) {
+          for (std::size_t i = begin; i < end; ++i) gb[i] += g[i];
+        });
       }
       if (src.requires_grad()) {
         Tensor<T>& gs = src.grad();
-        for (std::size_t k = 0; k < index.size(); ++k) add_row(gs.row(k), gy.row(index[k]), cols);
+        parallel_for(threads, index.size(), [&](std::size_t begin, std::size_t end, int) {
+          for (std::size_t k = begin; k < end; ++k) add_row(gs.row(k), gy.row(index[k]), cols);
+        });
       }
     });
   return y;

@@ -57,8 +57,11 @@ class Tape {
 
   Tape() = default;
   // Op outputs, and their gradients, take their storage from `workspace` (see workspace.h):
-  // it must outlive every value the tape's ops produce.
-  explicit Tape(Workspace& workspace) : workspace_(&workspace) {}
+  // it must outlive every value the tape's ops produce. Ops run their loops, forward and
+  // adjoint, on `threads` CPU threads (distspec/util/threads.h); the workspace zeroes on as many.
+  explicit Tape(Workspace& workspace, int threads = 1) : workspace_(&workspace), threads_(threads) {
+    workspace.set_threads(threads);
+  }
   Tape(const Tape&) = delete;
   Tape& operator=(const Tape&) = delete;
   Tape(Tape&&) = default;
@@ -76,10 +79,14 @@ class Tape {
   void backward();
   void clear() { steps_.clear(); }
   std::size_t size() const { return steps_.size(); }
+  int threads() const { return threads_; }
+  // Where the tape's tensors come from (null: the heap); adjoints take scratch from it too.
+  Workspace* workspace() const { return workspace_; }
 
  private:
   std::vector<Backward> steps_;
   Workspace* workspace_ = nullptr;
+  int threads_ = 1;
 };
 
 template <class T>

@@ -34,6 +34,8 @@ class Workspace {
   std::size_t allocations() const { return allocations_; }
   // Free buffers held now.
   std::size_t free_buffers() const { return free_doubles_.size() + free_floats_.size(); }
+  // The threads that zero the buffers take() hands out (distspec/util/threads.h): the model's.
+  void set_threads(int threads) { threads_ = threads; }
 
  private:
   template <class T>
@@ -42,6 +44,7 @@ class Workspace {
   std::vector<std::vector<double>> free_doubles_;
   std::vector<std::vector<float>> free_floats_;
   std::size_t allocations_ = 0;
+  int threads_ = 1;
 };
 
 }  // namespace distspec::tensor

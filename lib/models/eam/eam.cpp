@@ -101,7 +101,7 @@ class EAMModel final : public Model {
   // Per-step buffers, kept so they reallocate only when the row count grows.
   std::vector<double> rho_, fp_, scratch_energy_;
   IndexCheckSchedule index_checks_;
-  ThreadRows thread_rows_;
+  ThreadRows<double> thread_rows_;
 };
 
 }  // namespace

@@ -45,9 +45,11 @@ class EwaldModel final : public Model, public SystemDerived {
     std::vector<TensorRef> kspace{TensorRef::of(graph.positions, n, 3), TensorRef::of(charges_.data(), n),
                                   TensorRef::of(kvectors_.cell().data(), 3, 3),
                                   TensorRef::of(kvectors_.vectors().data(), n_k, 3), TensorRef::of(&alpha, 1)};
+    // Every op of the step runs on the request's threads, with the model's per-thread rows.
+    const EdgeOpState<Params> state{&params_, edge_call(graph, index_checks_, request, &thread_rows_)};
     dispatch.call(kStructureFactorsOp, kspace,
                   {TensorRef::of(real_sf_.data(), n_k), TensorRef::of(imag_sf_.data(), n_k), TensorRef::of(&total_charge, 1)},
-                  nullptr);
+                  &state);
     check_neutral(total_charge);
 
     // Stage 2 on the owned rows (the first n_owned of each per-row block).
@@ -62,12 +64,12 @@ class EwaldModel final : public Model, public SystemDerived {
                   {TensorRef::of(energy_rows.data(), n_owned), TensorRef::of(out.forces.data(), n_owned, 3),
                    TensorRef::of(out.virial.data(), virial ? 6 : 0),
                    TensorRef::of(out.virial_rows.data(), request.virial_rows ? n_owned : 0, 6)},
-                  &params_);
+                  &state);
 
     // Real space.
     std::vector<TensorRef> edges = edge_args(graph);
     edges.push_back(TensorRef::of(charges_.data(), n));
-    dispatch.call(kRealSpaceOp, edges, pair_output_refs(out, energy_rows, true), &params_);
+    dispatch.call(kRealSpaceOp, edges, pair_output_refs(out, energy_rows, true), &state);
     out.energy = owned_energy(energy_rows, n_owned);
   }
 
@@ -78,6 +80,8 @@ class EwaldModel final : public Model, public SystemDerived {
   KVectors kvectors_;
   std::vector<double> charges_, real_sf_, imag_sf_;
   std::vector<double> scratch_energy_;  // per-row energy when the host does not want it
+  IndexCheckSchedule index_checks_;
+  ThreadRows<double> thread_rows_;
 };
 
 }  // namespace

@@ -78,7 +78,7 @@ class LJModel final : public Model {
   Params params_;
   std::vector<double> scratch_energy_;  // per-row energy when the host does not want it
   IndexCheckSchedule index_checks_;
-  ThreadRows thread_rows_;
+  ThreadRows<double> thread_rows_;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "distspec/tensor/ops_geometry.h"
 #include "distspec/tensor/ops_halo.h"
 #include "distspec/tensor/ops_rows.h"
+#include "distspec/util/threads.h"
 #include "models/model_error.h"
 #include "models/mpnn/mpnn.h"
 
@@ -61,19 +62,23 @@ template <class T>
 Var<T> half_morse(Tape& tape, const Var<T>& r, const std::vector<Morse>& table, Span<const int> pair) {
   const std::size_t n = r.rows();
   Tensor<T> out = tape.tensor<T>(n, 1);
-  for (std::size_t e = 0; e < n; ++e) {
-    const Morse& m = table[pair[e]];
-    const double x = std::exp(-m.alpha * (r.value()(e, 0) - m.r0));
-    out(e, 0) = static_cast<T>(0.5 * m.D * (x * x - 2.0 * x));
-  }
+  parallel_for(tape.threads(), n, [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t e = begin; e < end; ++e) {
+      const Morse& m = table[pair[e]];
+      const double x = std::exp(-m.alpha * (r.value()(e, 0) - m.r0));
+      out(e, 0) = static_cast<T>(0.5 * m.D * (x * x - 2.0 * x));
+    }
+  });
   Var<T> y = Var<T>::result(std::move(out), r.requires_grad());
   if (y.requires_grad())
-    tape.record([r, y, &table, pair, n] {
-      for (std::size_t e = 0; e < n; ++e) {
-        const Morse& m = table[pair[e]];
-        const double x = std::exp(-m.alpha * (r.value()(e, 0) - m.r0));
-        r.grad()(e, 0) += static_cast<T>(y.grad()(e, 0) * m.D * m.alpha * (x - x * x));
-      }
+    tape.record([r, y, &table, pair, n, threads = tape.threads()] {
+      parallel_for(threads, n, [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t e = begin; e < end; ++e) {
+          const Morse& m = table[pair[e]];
+          const double x = std::exp(-m.alpha * (r.value()(e, 0) - m.r0));
+          r.grad()(e, 0) += static_cast<T>(y.grad()(e, 0) * m.D * m.alpha * (x - x * x));
+        }
+      });
     });
   return y;
 }
@@ -144,7 +149,7 @@ class Network final : public Model {
   // is valid on halo rows without an exchange (RowKind::replicated).
   Tensor<T> embed(const Tape& tape, const AtomGraph& graph) const;
   void write_outputs(const AtomGraph& graph, const Var<double>& x, const Var<T>& edge_vec, const Var<T>& row_energy,
-                     double energy, const OutputRequest& request, ModelOutputs& out) const;
+                     double energy, const OutputRequest& request, ModelOutputs& out, int threads) const;
 
   ModelInfo info_;
   Params params_;
@@ -169,7 +174,8 @@ void Network<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const Out
   out.reset(n, request);
   edges_.build(graph, params_.n_species, params_.cutoff);
   const Edges& e = edges_;
-  Tape tape(workspace_);
+  // Every op of the step runs on the threads the host gives (distspec/util/threads.h).
+  Tape tape(workspace_, usable_threads(request.threads));
 
   // Edge geometry: r_e = x_receiver - x_sender; halo coordinates are kept current by the host.
   // Energy-only requests keep the coordinates constant: the tape then records nothing.
@@ -211,13 +217,13 @@ void Network<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const Out
 
   double reference = 0.0;
   for (int i : e.readout) reference += params_.reference_energy[graph.species[i]];
-  write_outputs(graph, x, edge_vec, row_energy, energy.value()(0, 0) + reference, request, out);
+  write_outputs(graph, x, edge_vec, row_energy, energy.value()(0, 0) + reference, request, out, tape.threads());
 }
 
 template <class T>
 void Network<T>::write_outputs(const AtomGraph& graph, const Var<double>& x, const Var<T>& edge_vec,
                                const Var<T>& row_energy, double energy, const OutputRequest& request,
-                               ModelOutputs& out) const {
+                               ModelOutputs& out, int threads) const {
   out.energy = energy;
   if (request.energy_rows)
     for (std::size_t k = 0; k < edges_.readout.size(); ++k) {
@@ -233,15 +239,29 @@ void Network<T>::write_outputs(const AtomGraph& graph, const Var<double>& x, con
   constexpr int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
   const Tensor<T>& v = edge_vec.value();
   const Tensor<T>& g = edge_vec.grad();
-  for (std::size_t k = 0; k < v.rows(); ++k) {
-    double w[6];
+  auto edge_virial = [&](std::size_t k, double* w) {
     for (int c = 0; c < 6; ++c) w[c] = -double(v(k, ab[c][0])) * double(g(k, ab[c][1]));
-    if (request.virial)
-      for (int c = 0; c < 6; ++c) out.virial[c] += w[c];
-    if (request.virial_rows)
+  };
+  if (request.virial) {
+    // Per-thread partial sums, added in thread order.
+    std::vector<double> partial(6 * static_cast<std::size_t>(std::max(threads, 1)), 0.0);
+    parallel_for(threads, v.rows(), [&](std::size_t begin, std::size_t end, int t) {
+      double* sum = &partial[6 * static_cast<std::size_t>(t)];
+      double w[6];
+      for (std::size_t k = begin; k < end; ++k) {
+        edge_virial(k, w);
+        for (int c = 0; c < 6; ++c) sum[c] += w[c];
+      }
+    });
+    for (std::size_t k = 0; k < partial.size(); ++k) out.virial[k % 6] += partial[k];
+  }
+  if (request.virial_rows)
+    for (std::size_t k = 0; k < v.rows(); ++k) {
+      double w[6];
+      edge_virial(k, w);
       for (const int row : {edges_.receiver[k], edges_.sender[k]})
         for (int c = 0; c < 6; ++c) out.virial_rows[6 * static_cast<std::size_t>(row) + c] += 0.5 * w[c];
-  }
+    }
 }
 
 }  // namespace
