@@ -18,7 +18,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import lammps_log  # noqa: E402
 
-NATIVE = {"lj": "lj/cut", "eam": "eam/alloy"}
+# What each model's "native" segment runs: the LAMMPS style, or for the message-passing model,
+# which LAMMPS has no style of, distspec itself on one thread.
+NATIVE = {"lj": "lj/cut", "eam": "eam/alloy", "mpnn": "mpnn (1 thread)"}
 
 
 def collect(folder):

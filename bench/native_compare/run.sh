@@ -13,7 +13,9 @@
 # BENCH_THREADS (threads per rank, 1): with BENCH_KOKKOS=1 the runs are `-k on t N -sf kk -pk
 # kokkos newton on neigh half`, lj/cut/kk and eam/alloy/kk against distspec/kk, on LAMMPS 2021
 # (the one with KOKKOS; DISTSPEC_BUILD and DISTSPEC_LMP default to it then); without, the
-# native styles run on one thread and distspec with `threads N`.
+# native styles run on one thread and distspec with `threads N`. Model mpnn (the message-passing
+# network, potentials/cu_mpnn_L2.json) runs only with BENCH_THREADS > 1, against itself on one
+# thread: BENCH_MPNN_SIZES ("4000 32000"), BENCH_MPNN_STEPS (10 per segment).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 threads=${BENCH_THREADS:-1}
@@ -49,10 +51,20 @@ rm -f "$out"/log.*"$tag"
 machine_line > "$out/machine.txt"
 
 for model in $models; do
-  for atoms in $sizes; do
+  model_sizes=$sizes
+  if [ "$model" = mpnn ]; then
+    if [ "$threads" = 1 ] || [ "$kokkos" = 1 ]; then
+      echo "bench: mpnn runs with BENCH_THREADS > 1 and without BENCH_KOKKOS (against itself on one thread)" >&2
+      continue
+    fi
+    model_sizes=${BENCH_MPNN_SIZES:-4000 32000}
+  fi
+  for atoms in $model_sizes; do
     n=$(python3 -c "print(round(($atoms / 4) ** (1 / 3)))")
     # At least 20 steps a segment: enough for the medians to mean something at 256 000 atoms.
     steps=$(( budget / atoms > 20 ? budget / atoms : 20 ))
+    # The network costs a few hundred times a pair step per atom: ten steps a segment are seconds.
+    [ "$model" != mpnn ] || steps=${BENCH_MPNN_STEPS:-10}
     for np in $ranks; do
       echo "bench: $model, $((4 * n * n * n)) atoms, $np rank(s), $repeats x $steps steps per style" >&2
       # From the repository, with its potentials/ relative: logs name no path of this machine.

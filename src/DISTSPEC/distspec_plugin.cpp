@@ -11,7 +11,7 @@
 #include "pair_distspec_kokkos.h"
 #endif
 #if !DISTSPEC_PAIR_HAS_FINISH
-#include "fix_distspec_timing.h"
+#include "fix_distspec_end_of_run.h"
 #endif
 #ifdef DISTSPEC_WITH_TORCH
 #include "models/torch/halo_ops.h"
@@ -34,9 +34,9 @@ template <class DeviceType> Pair *distspec_kokkos_creator(LAMMPS *lmp)
 #endif
 
 #if !DISTSPEC_PAIR_HAS_FINISH
-Fix *timing_fix_creator(LAMMPS *lmp, int narg, char **arg)
+Fix *end_of_run_fix_creator(LAMMPS *lmp, int narg, char **arg)
 {
-  return new FixDistspecTiming(lmp, narg, arg);
+  return new FixDistspecEndOfRun(lmp, narg, arg);
 }
 #endif
 
@@ -79,9 +79,9 @@ extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *l
 #if !DISTSPEC_PAIR_HAS_FINISH
   // The end-of-run hook of `timing yes` where LAMMPS calls no Pair::finish().
   plugin.style = "fix";
-  plugin.name = FixDistspecTiming::kStyle;
+  plugin.name = FixDistspecEndOfRun::kStyle;
   plugin.info = "DISTSPEC: end-of-run timing report of pair_style distspec (added by the style)";
-  plugin.creator.v2 = reinterpret_cast<lammpsplugin_factory2 *>(&timing_fix_creator);
+  plugin.creator.v2 = reinterpret_cast<lammpsplugin_factory2 *>(&end_of_run_fix_creator);
   (*register_plugin)(&plugin, lmp);
 #endif
 }

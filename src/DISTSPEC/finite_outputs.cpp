@@ -20,19 +20,12 @@ using namespace LAMMPS_NS;
 
 namespace {
 
-bool all_finite(double energy, const double *values, std::size_t n)
-{
-  bool ok = std::isfinite(energy);
-  for (std::size_t k = 0; k < n; ++k) ok &= std::isfinite(values[k]);
-  return ok;
-}
-
 struct ClosestPair {
   double r2 = std::numeric_limits<double>::infinity();
   double tags[2] = {0.0, 0.0};    // atom IDs, as doubles for one broadcast
 };
 
-// The closest receiver-sender pair of this rank's full neighbour list.
+// The closest receiver-sender pair of this rank's neighbour list.
 ClosestPair closest_pair(const Atom *atom, const NeighList *list)
 {
   ClosestPair best;
@@ -50,22 +43,10 @@ ClosestPair closest_pair(const Atom *atom, const NeighList *list)
   return best;
 }
 
-}    // namespace
-
-void LAMMPS_NS::require_finite_outputs(LAMMPS *lmp, NeighList *list, double energy, const double *forces,
-                                       std::size_t n_rows, const char *style, const std::string &model_path,
-                                       double cutoff)
+// Every rank stops: the step and rank of the failure, and the closest pair over all ranks now.
+[[noreturn]] void stop_every_rank(LAMMPS *lmp, NeighList *list, long long step, int bad_rank,
+                                  const FiniteCheckSubject &subject)
 {
-  require_finite_outputs(lmp, list, all_finite(energy, forces, 3 * n_rows), style, model_path, cutoff);
-}
-
-void LAMMPS_NS::require_finite_outputs(LAMMPS *lmp, NeighList *list, bool finite, const char *style,
-                                       const std::string &model_path, double cutoff)
-{
-  int bad_rank = finite ? lmp->comm->nprocs : lmp->comm->me;
-  MPI_Allreduce(MPI_IN_PLACE, &bad_rank, 1, MPI_INT, MPI_MIN, lmp->world);
-  if (bad_rank == lmp->comm->nprocs) return;
-
   // The closest pair over all ranks: MINLOC on (r², rank), then that rank's atom IDs.
   const ClosestPair mine = list ? closest_pair(lmp->atom, list) : ClosestPair{};
   struct {
@@ -79,11 +60,58 @@ void LAMMPS_NS::require_finite_outputs(LAMMPS *lmp, NeighList *list, bool finite
   const std::string pair = !list ? std::string("the closest pair is not searched for with this style")
       : std::isfinite(global.r2)
       ? fmt::format("the closest atoms are IDs {:.0f} and {:.0f} at distance {:.6g} (model cutoff {:g})", tags[0],
-                    tags[1], std::sqrt(global.r2), cutoff)
+                    tags[1], std::sqrt(global.r2), subject.cutoff)
       : std::string("no atom has a neighbour within the cutoff");
+  const std::string when = step == lmp->update->ntimestep
+      ? std::string()
+      : fmt::format(" (agreed at step {}; those forces were zeroed, not integrated)", lmp->update->ntimestep);
   lmp->error->all(FLERR,
-                  "pair_style {}: step {}: model {} returned non-finite energy or forces (first on MPI rank {}); {}. "
-                  "Atoms closer than the model allows give this: remove overlapping atoms (delete_atoms overlap), "
-                  "check the data file, or shorten the timestep",
-                  style, lmp->update->ntimestep, model_path, bad_rank, pair);
+                  fmt::format("pair_style {}: step {}: model {} returned non-finite energy or forces (first on MPI "
+                              "rank {}); {}{}. Atoms closer than the model allows give this: remove overlapping atoms "
+                              "(delete_atoms overlap), check the data file, or shorten the timestep",
+                              subject.style, step, subject.model_path, bad_rank, pair, when));
+}
+
+}    // namespace
+
+bool LAMMPS_NS::all_finite(const double *values, std::size_t n)
+{
+  bool ok = true;
+  for (std::size_t k = 0; k < n; ++k) ok &= std::isfinite(values[k]);
+  return ok;
+}
+
+void LAMMPS_NS::zero_non_finite(double *values, std::size_t n)
+{
+  for (std::size_t k = 0; k < n; ++k)
+    if (!std::isfinite(values[k])) values[k] = 0.0;
+}
+
+FiniteOutputCheck::~FiniteOutputCheck()
+{
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (request_ != MPI_REQUEST_NULL && !finalized) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+}
+
+void FiniteOutputCheck::settle(LAMMPS *lmp, NeighList *list, const FiniteCheckSubject &subject)
+{
+  if (request_ == MPI_REQUEST_NULL) return;
+  MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  if (bad_rank_ != lmp->comm->nprocs) stop_every_rank(lmp, list, step_, bad_rank_, subject);
+}
+
+bool FiniteOutputCheck::check(LAMMPS *lmp, NeighList *list, bool finite, bool now, const FiniteCheckSubject &subject)
+{
+  settle(lmp, list, subject);
+  const int nprocs = lmp->comm->nprocs;
+  local_bad_rank_ = finite ? nprocs : lmp->comm->me;
+  step_ = lmp->update->ntimestep;
+  if (now) {
+    MPI_Allreduce(&local_bad_rank_, &bad_rank_, 1, MPI_INT, MPI_MIN, lmp->world);
+    if (bad_rank_ != nprocs) stop_every_rank(lmp, list, step_, bad_rank_, subject);
+    return false;
+  }
+  MPI_Iallreduce(&local_bad_rank_, &bad_rank_, 1, MPI_INT, MPI_MIN, lmp->world, &request_);
+  return !finite;
 }

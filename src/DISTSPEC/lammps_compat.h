@@ -17,7 +17,7 @@
 
 // The end of a run: LAMMPS' Finish calls Pair::finish() where Pair has it (newer than 29 Sep
 // 2021; CMake reads pair.h and defines DISTSPEC_LAMMPS_PAIR_FINISH). Where it does not, the
-// post_run() of an internal fix (fix_distspec_timing.h) stands in.
+// post_run() of an internal fix (fix_distspec_end_of_run.h) stands in.
 #ifdef DISTSPEC_LAMMPS_PAIR_FINISH
 #define DISTSPEC_PAIR_HAS_FINISH 1
 #else

@@ -38,7 +38,7 @@
 #include <unordered_map>
 
 #if !DISTSPEC_PAIR_HAS_FINISH
-#include "fix_distspec_timing.h"
+#include "fix_distspec_end_of_run.h"
 #endif
 
 #ifdef DISTSPEC_WITH_CUDA
@@ -75,7 +75,7 @@ PairDistspec::PairDistspec(LAMMPS *lmp) : Pair(lmp), halo_(lmp, this)
 PairDistspec::~PairDistspec()
 {
 #if !DISTSPEC_PAIR_HAS_FINISH
-  const std::string hook = fmt::format("DISTSPEC_TIMING_{}", instance_me);
+  const std::string hook = fmt::format("DISTSPEC_END_OF_RUN_{}", instance_me);
   if (modify && modify->find_fix(hook) >= 0) modify->delete_fix(hook);
 #endif
   if (allocated) {
@@ -276,7 +276,7 @@ void PairDistspec::init_style()
   // The expanded shell: ghosts out to L cutoffs, without widening the neighbour list itself.
   if (expanded_) comm->cutghostuser = std::max(comm->cutghostuser, layers * info.cutoff + neighbor->skin);
   edges_built_at_ = -1;
-  if (settings_.timing) install_end_of_run_hook();
+  install_end_of_run_hook();
   log_setup();
 }
 
@@ -288,9 +288,10 @@ distspec::models::EdgeList PairDistspec::choose_edge_list() const
 {
   using distspec::models::EdgeList;
   const EdgeList half = model_->info().half_list;
-  if (expanded_ || half == EdgeList::full || !half_edge_lists_allowed()) return EdgeList::full;
-  if (half == EdgeList::half_newton_on && halo_shares_folded()) return EdgeList::half_newton_on;
-  return EdgeList::half_newton_off;
+  if (expanded_ || half == EdgeList::full) return EdgeList::full;
+  const EdgeList wanted =
+      half == EdgeList::half_newton_on && halo_shares_folded() ? EdgeList::half_newton_on : EdgeList::half_newton_off;
+  return half_edge_list_allowed(wanted) ? wanted : EdgeList::full;
 }
 
 bool PairDistspec::halo_shares_folded() const
@@ -328,13 +329,13 @@ distspec::models::HostFacts PairDistspec::host_facts() const
 }
 
 // Where Finish calls Pair::finish(), that is the hook; elsewhere this style adds a fix whose
-// post_run() reports (once per style instance; the fix goes with the style).
+// post_run() ends the run (once per style instance; the fix goes with the style).
 void PairDistspec::install_end_of_run_hook()
 {
 #if !DISTSPEC_PAIR_HAS_FINISH
-  const std::string id = fmt::format("DISTSPEC_TIMING_{}", instance_me);
-  if (modify->find_fix(id) < 0) modify->add_fix(fmt::format("{} all {}", id, FixDistspecTiming::kStyle));
-  static_cast<FixDistspecTiming *>(modify->fix[modify->find_fix(id)])->attach(this);
+  const std::string id = fmt::format("DISTSPEC_END_OF_RUN_{}", instance_me);
+  if (modify->find_fix(id) < 0) modify->add_fix(fmt::format("{} all {}", id, FixDistspecEndOfRun::kStyle));
+  static_cast<FixDistspecEndOfRun *>(modify->fix[modify->find_fix(id)])->attach(this);
 #endif
 }
 
@@ -386,13 +387,19 @@ void PairDistspec::setup()
 // Called by Finish at the end of every run, beside LAMMPS' own timing table.
 void PairDistspec::finish()
 {
-  report_timing();
+  end_of_run();
 }
 #endif
 
-void PairDistspec::report_timing()
+void PairDistspec::end_of_run()
 {
-  timing_.report(lmp, kokkosable ? "distspec/kk" : "distspec");
+  finite_check_.settle(lmp, kokkosable ? nullptr : list, finite_check_subject());
+  timing_.report(lmp, style_name());
+}
+
+FiniteCheckSubject PairDistspec::finite_check_subject() const
+{
+  return {style_name(), model_file_ ? model_file_->path : std::string(), model_ ? model_->info().cutoff : 0.0};
 }
 
 void PairDistspec::compute(int eflag, int vflag)
@@ -401,8 +408,12 @@ void PairDistspec::compute(int eflag, int vflag)
   timing_.begin_step();
   build_graph();
   run_model("distspec");
-  require_finite_outputs(lmp, list, result_.energy, result_.forces.data(), graph_.n_rows(), "distspec",
-                         model_file_->path, model_->info().cutoff);
+  // At once on the steps LAMMPS reads the energy or virial; else agreed at the next step, with
+  // this step's non-finite forces zeroed meanwhile (finite_outputs.h).
+  double *forces = result_.forces.data();
+  const std::size_t n_forces = 3 * graph_.n_rows();
+  const bool finite = std::isfinite(result_.energy) && all_finite(forces, n_forces);
+  if (finite_check_.check(lmp, list, finite, eflag || vflag, finite_check_subject())) zero_non_finite(forces, n_forces);
   timing_.lap(RunTiming::checks);
   write_back();
   timing_.end_step();
@@ -537,7 +548,7 @@ void PairDistspec::rebuild_edges()
   graph_.senders = senders_.data();
   graph_.edge_list = edge_list_;
   graph_.newton_on_ends = nullptr;
-  if (newton_on_ends_) order_newton_on_pairs_first();
+  if (newton_on_ends_) order_newton_on_pairs_first(senders_.data());
   edges_built_at_ = neighbor->ncalls;
   if (model_->info().needs_owner_rows) rebuild_owner_rows();
   // Row counts, species and edges change only here: a device model uploads them only then.
@@ -547,7 +558,7 @@ void PairDistspec::rebuild_edges()
 // Which pairs of an owned and a ghost atom newton on's list holds on this rank, decided the
 // same way on both ranks of a pair: the lower atom ID's; for an atom and its own periodic image,
 // the image above it (z, then y, then x). Pairs of owned atoms are in a half list once already.
-void PairDistspec::order_newton_on_pairs_first()
+void PairDistspec::order_newton_on_pairs_first(int *senders)
 {
   const int nlocal = atom->nlocal;
   const tagint *tag = atom->tag;
@@ -558,12 +569,12 @@ void PairDistspec::order_newton_on_pairs_first()
       if (x[j][d] != x[i][d]) return x[j][d] > x[i][d];
     return false;
   };
-  newton_on_ends_rows_.resize(receivers_.size());
-  for (std::size_t r = 0; r < receivers_.size(); ++r) {
-    const int i = receivers_[r];
-    int *first = senders_.data() + offsets_[r], *last = senders_.data() + offsets_[r + 1];
+  newton_on_ends_rows_.resize(graph_.n_receivers);
+  for (std::size_t r = 0; r < graph_.n_receivers; ++r) {
+    const int i = graph_.receivers[r];
+    int *first = senders + graph_.offsets[r], *last = senders + graph_.offsets[r + 1];
     int *mid = std::stable_partition(first, last, [&](int j) { return on_this_rank(i, j); });
-    newton_on_ends_rows_[r] = static_cast<int>(mid - senders_.data());
+    newton_on_ends_rows_[r] = static_cast<int>(mid - senders);
   }
   graph_.newton_on_ends = newton_on_ends_rows_.data();
 }

@@ -18,6 +18,7 @@ PairStyle(distspec,PairDistspec);
 
 #include "pair.h"
 
+#include "finite_outputs.h"
 #include "lammps_compat.h"
 #include "lammps_halo_exchange.h"
 #include "output_consolidation.h"
@@ -57,8 +58,9 @@ class PairDistspec : public Pair {
   void finish() override;
 #endif
 
-  // `timing yes`: logs where this run's pair time went (collective; at the end of a run).
-  void report_timing();
+  // The end of a run (collective): settles the non-finite output check still pending, and
+  // under `timing yes` logs where the run's pair time went.
+  void end_of_run();
 
  protected:
   // Whether this build can run where `device` asks; the KOKKOS variant lets Kokkos decide.
@@ -74,11 +76,16 @@ class PairDistspec : public Pair {
   // Whether a model's shares on halo rows would all be folded onto owners (newton_pair on, no
   // per-atom output declared owned-only).
   bool halo_shares_folded() const;
-  // Newton on's pairs first in each receiver's senders, and their ends (newton_on_ends_).
-  void order_newton_on_pairs_first();
-  // Whether this style may give the model a half edge list; the KOKKOS variant builds its edges
-  // from a full list.
-  virtual bool half_edge_lists_allowed() const { return true; }
+  // Newton on's pairs first in each receiver's senders (graph_'s, in host memory, whose
+  // writable `senders` this is), and their ends (newton_on_ends_).
+  void order_newton_on_pairs_first(int *senders);
+  // Whether this style can give the model `list` (a half list); the KOKKOS variant decides by
+  // its execution space and by what KOKKOS' lists can be.
+  virtual bool half_edge_list_allowed(distspec::models::EdgeList list) const
+  {
+    (void) list;
+    return true;
+  }
   // Whether the model leaves nothing on halo rows under this run's edge list, so that per-row
   // outputs need no fold.
   bool halo_rows_stay_zero() const;
@@ -90,6 +97,9 @@ class PairDistspec : public Pair {
   void log_setup() const;
   void log_halo_report();
   void install_end_of_run_hook();
+  // What a non-finite output check names: the style, the model file, the cutoff.
+  FiniteCheckSubject finite_check_subject() const;
+  const char *style_name() const { return kokkosable ? "distspec/kk" : "distspec"; }
 
   DistspecSettings settings_;
   std::unique_ptr<distspec::models::ModelFile> model_file_;
@@ -119,6 +129,7 @@ class PairDistspec : public Pair {
   // outputs there (OutputRequest::rows_on_device).
   bool rows_on_device_ = false;
   RunTiming timing_;    // `timing yes`: stages of compute() over a run
+  FiniteOutputCheck finite_check_;
 };
 
 }    // namespace LAMMPS_NS

@@ -2,7 +2,7 @@
    DISTSPEC: pair_style distspec/kk.
 
    compute() is the plain style's three steps on Kokkos views: build the graph (kernels promote
-   the shard_fields and, after a reneighbouring, rebuild the edge arrays from KOKKOS' full list),
+   the shard_fields and, after a reneighbouring, rebuild the edge arrays from KOKKOS' list),
    run the model through the spec's dispatcher (halo refreshes through the comm callbacks
    below), write energy, forces and virial into atomKK's views as the spec classifies them.
 ------------------------------------------------------------------------- */
@@ -100,8 +100,9 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
                "which distspec/kk does not run; use pair_style distspec (without -sf kk) on one rank",
                model_file_->path);
 
-  // The plain style asked for its own full list whatever `-pk kokkos neigh` says (so `newton on
-  // neigh half`, which recent KOKKOS requires, works); KOKKOS builds it on DeviceType.
+  // The plain style asked for its own list (full, or the half list half_edge_list_allowed
+  // chose) whatever `-pk kokkos neigh` says, so `newton on neigh half`, which recent KOKKOS
+  // requires, works; KOKKOS builds it on DeviceType.
   distspec_compat::build_request_with_kokkos<DeviceType>(neighbor, this);
 
   const auto &fields = model_file_->spec.core.shard_fields;
@@ -147,13 +148,17 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   // Model: its kernels get raw pointers of the views; halo refreshes come back through the comm
   // callbacks.
   run_model("distspec/kk");
-  // KOKKOS fills its own list views, not NeighList's host arrays: no closest pair is named.
-  if (result_.rows_on_device())
-    require_finite_outputs(lmp, nullptr, std::isfinite(result_.energy) && device_forces_finite(), "distspec/kk",
-                           model_file_->path, model_->info().cutoff);
-  else
-    require_finite_outputs(lmp, nullptr, result_.energy, result_.forces.data(), graph_.n_rows(), "distspec/kk",
-                           model_file_->path, model_->info().cutoff);
+  // KOKKOS fills its own list views, not NeighList's host arrays: no closest pair is named. At
+  // once on the steps LAMMPS reads the energy or virial; else agreed at the next step, with this
+  // step's non-finite forces zeroed meanwhile (finite_outputs.h).
+  const bool on_device = result_.rows_on_device();
+  const std::size_t n_forces = 3 * graph_.n_rows();
+  const bool finite = std::isfinite(result_.energy) &&
+      (on_device ? device_forces_finite() : all_finite(result_.forces.data(), n_forces));
+  if (finite_check_.check(lmp, nullptr, finite, eflag || vflag, finite_check_subject())) {
+    if (on_device) zero_non_finite_device_forces();
+    else zero_non_finite(result_.forces.data(), n_forces);
+  }
   timing_.lap(RunTiming::checks);
 
   write_back_views();
@@ -174,6 +179,27 @@ template <class DeviceType> bool PairDistspecKokkos<DeviceType>::device_forces_f
       // v - v is 0 for every finite v and NaN for inf and NaN.
       KOKKOS_LAMBDA(const std::size_t k, int &bad) { bad += (forces(k) - forces(k) == 0.0) ? 0 : 1; }, non_finite);
   return non_finite == 0;
+}
+
+// Non-finite force components the model left on the device set to 0.
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::zero_non_finite_device_forces()
+{
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  const Kokkos::View<double *, DeviceType, Unmanaged> forces(result_.device.forces, 3 * graph_.n_rows());
+  Kokkos::parallel_for(
+      "DistSpec::PairDistspecKokkos::zero_non_finite_forces", Kokkos::RangePolicy<DeviceType>(0, forces.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t k) {
+        if (!(forces(k) - forces(k) == 0.0)) forces(k) = 0.0;
+      });
+  DeviceType().fence();
+}
+
+template <class DeviceType>
+bool PairDistspecKokkos<DeviceType>::half_edge_list_allowed(distspec::models::EdgeList list) const
+{
+  using distspec::models::EdgeList;
+  if (!kHostKernels) return false;
+  return list == EdgeList::half_newton_on ? force->newton_pair != 0 : force->newton_pair == 0;
 }
 
 // x, species and q of every row into the model's input views.
@@ -221,8 +247,8 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::grow_atom_views
   if (promote_charges_) grow_to(d_charges_, nmax, "DistSpec::PairDistspecKokkos::charges");
 }
 
-// CSR edge arrays from KOKKOS' full neighbour list, without atoms of NULL types (which hybrid
-// skip lists leave out already, but a plain style would not).
+// CSR edge arrays from KOKKOS' neighbour list (full, or half: half_edge_list_allowed), without
+// atoms of NULL types (which hybrid skip lists leave out already, but a plain style would not).
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_arrays()
 {
   auto *k_list = static_cast<NeighListKokkos<DeviceType> *>(list);
@@ -284,6 +310,8 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
   graph_.receivers = d_receivers_.data();
   graph_.offsets = d_offsets_.data();
   graph_.senders = d_senders_.data();
+  graph_.edge_list = edge_list_;
+  graph_.newton_on_ends = nullptr;
   edges_built_at_ = neighbor->ncalls;
   // Row counts, species and edges change only here: a device model uploads them only then.
   graph_.topology_generation = ++topology_generation_;

@@ -54,12 +54,16 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   void rebuild_edge_arrays();
   void write_back_views();
   bool device_forces_finite() const;
+  void zero_non_finite_device_forces();
 
  protected:
   void check_device() const override;
   distspec::Device model_device() const override;
-  // Edges come from KOKKOS' full list, which the CUDA kernels walk without atomics.
-  bool half_edge_lists_allowed() const override { return false; }
+  // Edges come from KOKKOS' list. On a host space it is a half list where the model takes one
+  // and KOKKOS can build it: KOKKOS builds half lists as newton_pair says, whatever the request,
+  // so newton on's list under newton_pair on, newton off's under off. The CUDA kernels walk a
+  // full list (without atomics).
+  bool half_edge_list_allowed(distspec::models::EdgeList list) const override;
   // The host execution space's threads (`-k on t N`) run the model's CPU kernels too.
   int model_threads() const override
   {

@@ -431,6 +431,30 @@ std::vector<BadInput> build()
   add(input_row("overlapping_atoms_mpnn",
                 kCopper + "create_atoms 1 single 0 0 0 units box\npair_style distspec\npair_coeff * * @POT@/cu_mpnn_L2.json Cu\n" + kRun,
                 "the closest atoms are IDs 1 and 109 at distance 0"));
+  // Two atoms that fix move puts onto each other at step 7, between thermo steps (thermo 100,
+  // run 20), where the ranks agree on the check one step later: the message names step 7, and
+  // the closest pair as it is at step 8, after passing through each other with those forces
+  // zeroed. Steps and speeds are powers of two, so that the atoms meet exactly.
+  const std::string meeting = R"(units metal
+atom_style atomic
+boundary p p p
+region box block 0 20 0 20 0 20 units box
+create_box 1 box
+create_atoms 1 single 9.125 10 10 units box
+create_atoms 1 single 10.875 10 10 units box
+mass 1 39.948
+group left id 1
+group right id 2
+timestep 0.0009765625
+fix 1 left move linear 128 0 0
+fix 2 right move linear -128 0 0
+thermo 100
+pair_style distspec
+)" + lj + "run 20 post no\n";
+  add(input_row("atoms_meet_between_thermo_steps", meeting,
+                "step 7: model @POT@/lj_argon.json returned non-finite energy or forces"));
+  add(input_row("atoms_meet_between_thermo_steps_agreed_a_step_later", meeting,
+                "at distance 0.25 (model cutoff 8.5) (agreed at step 8; those forces were zeroed, not integrated)"));
   return rows;
 }
 
