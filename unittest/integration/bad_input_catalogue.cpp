@@ -455,6 +455,16 @@ pair_style distspec
                 "step 7: model @POT@/lj_argon.json returned non-finite energy or forces"));
   add(input_row("atoms_meet_between_thermo_steps_agreed_a_step_later", meeting,
                 "at distance 0.25 (model cutoff 8.5) (agreed at step 8; those forces were zeroed, not integrated)"));
+  // The run ends at that step, and nothing reads the energy there (no pe among the thermo
+  // keywords): the end of the run settles the check (Pair::finish, or the internal fix's
+  // post_run in LAMMPS 2021), at the step itself.
+  std::string meeting_at_the_end = meeting;
+  meeting_at_the_end.replace(meeting_at_the_end.find("thermo 100\n"), 11, "thermo 100\nthermo_style custom step temp\n");
+  meeting_at_the_end.replace(meeting_at_the_end.find("run 20"), 6, "run 7");
+  add(input_row("atoms_meet_at_the_last_step_of_a_run", meeting_at_the_end,
+                "step 7: model @POT@/lj_argon.json returned non-finite energy or forces"));
+  add(input_row("atoms_meet_at_the_last_step_of_a_run_settled_at_its_end", meeting_at_the_end,
+                "at distance 0 (model cutoff 8.5). Atoms closer than the model allows"));
   return rows;
 }
 
