@@ -177,10 +177,20 @@ TEST_P(EwaldAgainstLammps, NRanksEqualOneRank)
   }
 }
 
+// The k-space sums and the real-space pairs on 2 threads per rank (distspec/util/threads.h):
+// 512 ions, so each rank's k-space loops split too.
+Deck rock_salt_threads()
+{
+  Deck d = rock_salt();
+  d.name += "_threads";
+  d.distspec = "pair_style distspec threads 2\npair_coeff * * " + potential("nacl_ewald.json") + " Na Cl";
+  return d;
+}
+
 std::vector<Variant> variants()
 {
   std::vector<Variant> out;
-  for (const Deck& d : {rock_salt(), random_charges()})
+  for (const Deck& d : {rock_salt(), random_charges(), rock_salt_threads()})
     for (bool newton : {true, false}) out.push_back({d, newton});
   return out;
 }

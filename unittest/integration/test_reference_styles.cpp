@@ -123,7 +123,7 @@ Deck with_owned_only_forces(Deck d, const std::string &spec)
   return d;
 }
 
-// The pair kernels on 2 threads per rank (pair_threads.h).
+// The kernels on 2 threads per rank (distspec/util/threads.h).
 Deck with_threads(Deck d)
 {
   d.name += "_threads";
