@@ -266,13 +266,7 @@ void PairDistspec::init_style()
   edge_list_ = choose_edge_list();
   newton_on_ends_ = edge_list_ == distspec::models::EdgeList::half_newton_off && info.newton_on_forces &&
       halo_shares_folded();
-  using distspec::models::EdgeList;
-  using distspec_compat::NeighborListKind;
-  distspec_compat::request_neighbor_list(neighbor, this, instance_me,
-                                         edge_list_ == EdgeList::full              ? NeighborListKind::full
-                                             : edge_list_ == EdgeList::half_newton_on ? NeighborListKind::half
-                                                                                      : NeighborListKind::half_newton_off,
-                                         expanded_);
+  distspec_compat::request_neighbor_list(neighbor, this, instance_me, neighbor_list_kind(), expanded_);
   // The expanded shell: ghosts out to L cutoffs, without widening the neighbour list itself.
   if (expanded_) comm->cutghostuser = std::max(comm->cutghostuser, layers * info.cutoff + neighbor->skin);
   edges_built_at_ = -1;
@@ -284,6 +278,14 @@ void PairDistspec::init_style()
 // own pair styles do) and the halo is per-layer; newton on's only where what it leaves on halo
 // rows is folded: forces by LAMMPS' reverse comm (newton_pair on), per-atom energy and virial by
 // this style, none of them declared owned-only by the spec.
+distspec_compat::NeighborListKind PairDistspec::neighbor_list_kind() const
+{
+  using distspec::models::EdgeList;
+  using distspec_compat::NeighborListKind;
+  if (edge_list_ == EdgeList::full) return NeighborListKind::full;
+  return edge_list_ == EdgeList::half_newton_on ? NeighborListKind::half : NeighborListKind::half_newton_off;
+}
+
 distspec::models::EdgeList PairDistspec::choose_edge_list() const
 {
   using distspec::models::EdgeList;

@@ -73,6 +73,8 @@ class PairDistspec : public Pair {
   virtual int model_threads() const { return settings_.threads; }
   void load_model(const std::string &model_path);
   distspec::models::EdgeList choose_edge_list() const;
+  // The neighbour list LAMMPS is asked for, which the edges of edge_list_ come from.
+  virtual distspec_compat::NeighborListKind neighbor_list_kind() const;
   // Whether a model's shares on halo rows would all be folded onto owners (newton_pair on, no
   // per-atom output declared owned-only).
   bool halo_shares_folded() const;

@@ -199,7 +199,18 @@ bool PairDistspecKokkos<DeviceType>::half_edge_list_allowed(distspec::models::Ed
 {
   using distspec::models::EdgeList;
   if (!kHostKernels) return false;
-  return list == EdgeList::half_newton_on ? force->newton_pair != 0 : force->newton_pair == 0;
+  return list == EdgeList::half_newton_off || force->newton_pair != 0;
+}
+
+template <class DeviceType> bool PairDistspecKokkos<DeviceType>::half_from_full() const
+{
+  return edge_list_ == distspec::models::EdgeList::half_newton_off && force->newton_pair;
+}
+
+template <class DeviceType>
+distspec_compat::NeighborListKind PairDistspecKokkos<DeviceType>::neighbor_list_kind() const
+{
+  return half_from_full() ? distspec_compat::NeighborListKind::full : PairDistspec::neighbor_list_kind();
 }
 
 // x, species and q of every row into the model's input views.
@@ -258,6 +269,8 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
   auto numneigh = k_list->d_numneigh;
   auto neighbors = k_list->d_neighbors;
   auto species = d_species_;
+  // Newton off's half list from a full one: of each pair, the direction j > i.
+  const bool only_j_above_i = half_from_full();
 
   grow_to(d_receivers_, inum, "DistSpec::PairDistspecKokkos::receivers", kGrowthPadding);
   grow_to(d_offsets_, inum + 1, "DistSpec::PairDistspecKokkos::offsets", kGrowthPadding);
@@ -286,8 +299,10 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
         if (r == n_receivers) return;
         const int i = receivers(r);
         const int jnum = numneigh(i);
-        for (int jj = 0; jj < jnum; ++jj)
-          if (species(neighbors(i, jj) & NEIGHMASK) >= 0) ++edge;
+        for (int jj = 0; jj < jnum; ++jj) {
+          const int j = neighbors(i, jj) & NEIGHMASK;
+          if (species(j) >= 0 && (!only_j_above_i || j > i)) ++edge;
+        }
       },
       n_edges);
 
@@ -302,7 +317,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
         int e = offsets(r);
         for (int jj = 0; jj < jnum; ++jj) {
           const int j = neighbors(i, jj) & NEIGHMASK;
-          if (species(j) >= 0) senders(e++) = j;
+          if (species(j) >= 0 && (!only_j_above_i || j > i)) senders(e++) = j;
         }
       });
 
@@ -312,6 +327,12 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
   graph_.senders = d_senders_.data();
   graph_.edge_list = edge_list_;
   graph_.newton_on_ends = nullptr;
+  // Host memory (a host space: half lists are for those only), so the plain style's ordering runs
+  // on the views as they are.
+  if (newton_on_ends_) {
+    DeviceType().fence();
+    order_newton_on_pairs_first(d_senders_.data());
+  }
   edges_built_at_ = neighbor->ncalls;
   // Row counts, species and edges change only here: a device model uploads them only then.
   graph_.topology_generation = ++topology_generation_;
