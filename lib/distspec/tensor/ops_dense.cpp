@@ -18,26 +18,34 @@ Var<T> linear(Tape& tape, const Var<T>& x, const Tensor<T>& weight, const Tensor
                     std::to_string(bias.cols()));
   Tensor<T> y = tape.tensor<T>(n, out);
   const Tensor<T>& xv = x.value();
-  parallel_for(tape.threads(), n, [&](std::size_t begin, std::size_t end, int) {
-    for (std::size_t i = begin; i < end; ++i)
-      kernels::vec_mat(xv.row(i), in, weight.data(), out, bias.data(), out, y.row(i));
-  });
+  // A row costs in x out multiply-adds: a few rows are worth a thread.
+  const std::size_t grain = row_grain(in * out);
+  parallel_for(
+      tape.threads(), n,
+      [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t i = begin; i < end; ++i)
+          kernels::vec_mat(xv.row(i), in, weight.data(), out, bias.data(), out, y.row(i));
+      },
+      grain);
   Var<T> result = Var<T>::result(std::move(y), x.requires_grad());
   if (result.requires_grad())
-    tape.record([x, result, &weight, n, in, out, threads = tape.threads()] {
+    tape.record([x, result, &weight, n, in, out, grain, threads = tape.threads()] {
       Tensor<T>& gx = x.grad();
       const Tensor<T>& gy = result.grad();
       // grad x[i] += grad y[i] W^T, with W^T stored for unit stride over `in`.
       std::vector<T> wt(in * out);
       kernels::transpose(weight.data(), in, out, wt.data());
-      parallel_for(threads, n, [&](std::size_t begin, std::size_t end, int) {
-        std::vector<T> s(in);
-        for (std::size_t i = begin; i < end; ++i) {
-          kernels::vec_mat(gy.row(i), out, wt.data(), in, static_cast<const T*>(nullptr), in, s.data());
-          T* gxi = gx.row(i);
-          for (std::size_t k = 0; k < in; ++k) gxi[k] += s[k];
-        }
-      });
+      parallel_for(
+          threads, n,
+          [&](std::size_t begin, std::size_t end, int) {
+            std::vector<T> s(in);
+            for (std::size_t i = begin; i < end; ++i) {
+              kernels::vec_mat(gy.row(i), out, wt.data(), in, static_cast<const T*>(nullptr), in, s.data());
+              T* gxi = gx.row(i);
+              for (std::size_t k = 0; k < in; ++k) gxi[k] += s[k];
+            }
+          },
+          grain);
     });
   return result;
 }

@@ -23,10 +23,13 @@ Var<T> mul(Tape& tape, const Var<T>& a, const Var<T>& b) {
   Tensor<T> y = tape.tensor<T>(n, cols);
   const Tensor<T>& av = a.value();
   const Tensor<T>& bv = b.value();
-  parallel_for(tape.threads(), n, [&](std::size_t begin, std::size_t end, int) {
-    for (std::size_t i = begin; i < end; ++i)
-      for (std::size_t c = 0; c < cols; ++c) y(i, c) = av(i, c) * bv.row(i)[c * bstride];
-  });
+  parallel_for(
+      tape.threads(), n,
+      [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t i = begin; i < end; ++i)
+          for (std::size_t c = 0; c < cols; ++c) y(i, c) = av(i, c) * bv.row(i)[c * bstride];
+      },
+      row_grain(cols));
   Var<T> out = Var<T>::result(std::move(y), a.requires_grad() || b.requires_grad());
   if (out.requires_grad())
     tape.record([a, b, out, n, cols, bstride, threads = tape.threads()] {
@@ -36,13 +39,16 @@ Var<T> mul(Tape& tape, const Var<T>& a, const Var<T>& b) {
       Tensor<T>* ga = a.requires_grad() ? &a.grad() : nullptr;
       Tensor<T>* gb = b.requires_grad() ? &b.grad() : nullptr;
       // Rows are independent: a broadcast b sums over its row's columns only.
-      parallel_for(threads, n, [&](std::size_t begin, std::size_t end, int) {
-        for (std::size_t i = begin; i < end; ++i)
-          for (std::size_t c = 0; c < cols; ++c) {
-            if (ga) (*ga)(i, c) += gy(i, c) * bv.row(i)[c * bstride];
-            if (gb) gb->row(i)[c * bstride] += gy(i, c) * av(i, c);
-          }
-      });
+      parallel_for(
+          threads, n,
+          [&](std::size_t begin, std::size_t end, int) {
+            for (std::size_t i = begin; i < end; ++i)
+              for (std::size_t c = 0; c < cols; ++c) {
+                if (ga) (*ga)(i, c) += gy(i, c) * bv.row(i)[c * bstride];
+                if (gb) gb->row(i)[c * bstride] += gy(i, c) * av(i, c);
+              }
+          },
+          row_grain(cols));
     });
   return out;
 }

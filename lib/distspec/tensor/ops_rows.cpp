@@ -30,9 +30,12 @@ Var<T> gather_rows(Tape& tape, const Var<T>& x, Span<const int> index) {
   const std::size_t cols = x.cols();
   Tensor<T> out = tape.tensor<T>(index.size(), cols);
   const Tensor<T>& xv = x.value();
-  parallel_for(tape.threads(), index.size(), [&](std::size_t begin, std::size_t end, int) {
-    for (std::size_t k = begin; k < end; ++k) std::copy_n(xv.row(index[k]), cols, out.row(k));
-  });
+  parallel_for(
+      tape.threads(), index.size(),
+      [&](std::size_t begin, std::size_t end, int) {
+        for (std::size_t k = begin; k < end; ++k) std::copy_n(xv.row(index[k]), cols, out.row(k));
+      },
+      row_grain(cols));
   Var<T> y = Var<T>::result(std::move(out), x.requires_grad());
   if (y.requires_grad())
     tape.record([x, y, index, cols] {
@@ -74,9 +77,12 @@ Var<T> scatter_add(Tape& tape, const Var<T>& base, const Var<T>& src, Span<const
       }
       if (src.requires_grad()) {
         Tensor<T>& gs = src.grad();
-        parallel_for(threads, index.size(), [&](std::size_t begin, std::size_t end, int) {
-          for (std::size_t k = begin; k < end; ++k) add_row(gs.row(k), gy.row(index[k]), cols);
-        });
+        parallel_for(
+            threads, index.size(),
+            [&](std::size_t begin, std::size_t end, int) {
+              for (std::size_t k = begin; k < end; ++k) add_row(gs.row(k), gy.row(index[k]), cols);
+            },
+            row_grain(cols));
       }
     });
   return y;

@@ -15,7 +15,10 @@
 #include <cstddef>
 #include <vector>
 
-#ifdef DISTSPEC_WITH_OPENMP
+// DISTSPEC_WITH_OPENMP is the build's switch, the same in every file, so that every inline
+// function here means one thing everywhere; _OPENMP says whether this file's compiler runs
+// OpenMP (CUDA files of an OpenMP build are compiled without it, and launch no CPU threads).
+#if defined(DISTSPEC_WITH_OPENMP) && defined(_OPENMP)
 #include <omp.h>
 #endif
 
@@ -48,12 +51,14 @@ inline std::vector<std::size_t> receiver_ranges(const int* offsets, std::size_t 
 // Runs body(t) on threads t = 0 .. threads - 1 (serially without OpenMP).
 template <class Body>
 void run_threads(int threads, Body&& body) {
-#ifdef DISTSPEC_WITH_OPENMP
+#if defined(DISTSPEC_WITH_OPENMP) && defined(_OPENMP)
   if (threads > 1) {
 #pragma omp parallel num_threads(threads)
     body(omp_get_thread_num());
     return;
   }
+#elif defined(DISTSPEC_WITH_OPENMP)
+  static_assert(sizeof(Body) == 0, "CPU threads in a file compiled without OpenMP: compile it as C++");
 #endif
   for (int t = 0; t < threads; ++t) body(t);
 }
@@ -62,6 +67,13 @@ void run_threads(int threads, Body&& body) {
 // than a few thousand cheap items (an element, a row of a small layer, an edge's basis). Loops
 // whose items are heavy (an atom's sum over every k-vector) give a smaller grain.
 inline constexpr std::size_t kMinItemsPerThread = 2048;
+
+// The grain of a loop whose items are rows of `row_cost` cheap items each (a row of a layer's
+// output costs its inputs times its outputs): so many rows that a thread gets as much work as
+// kMinItemsPerThread cheap items.
+inline std::size_t row_grain(std::size_t row_cost) {
+  return std::max<std::size_t>(kMinItemsPerThread / std::max<std::size_t>(row_cost, 1), 1);
+}
 
 // The threads a loop over n items runs on, of the `threads` asked for.
 inline int loop_threads(int threads, std::size_t n, std::size_t grain = kMinItemsPerThread) {
