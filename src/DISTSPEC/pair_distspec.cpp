@@ -278,14 +278,6 @@ void PairDistspec::init_style()
 // own pair styles do) and the halo is per-layer; newton on's only where what it leaves on halo
 // rows is folded: forces by LAMMPS' reverse comm (newton_pair on), per-atom energy and virial by
 // this style, none of them declared owned-only by the spec.
-distspec_compat::NeighborListKind PairDistspec::neighbor_list_kind() const
-{
-  using distspec::models::EdgeList;
-  using distspec_compat::NeighborListKind;
-  if (edge_list_ == EdgeList::full) return NeighborListKind::full;
-  return edge_list_ == EdgeList::half_newton_on ? NeighborListKind::half : NeighborListKind::half_newton_off;
-}
-
 distspec::models::EdgeList PairDistspec::choose_edge_list() const
 {
   using distspec::models::EdgeList;
@@ -294,6 +286,14 @@ distspec::models::EdgeList PairDistspec::choose_edge_list() const
   const EdgeList wanted =
       half == EdgeList::half_newton_on && halo_shares_folded() ? EdgeList::half_newton_on : EdgeList::half_newton_off;
   return half_edge_list_allowed(wanted) ? wanted : EdgeList::full;
+}
+
+distspec_compat::NeighborListKind PairDistspec::neighbor_list_kind() const
+{
+  using distspec::models::EdgeList;
+  using distspec_compat::NeighborListKind;
+  if (edge_list_ == EdgeList::full) return NeighborListKind::full;
+  return edge_list_ == EdgeList::half_newton_on ? NeighborListKind::half : NeighborListKind::half_newton_off;
 }
 
 bool PairDistspec::halo_shares_folded() const
