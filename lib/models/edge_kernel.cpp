@@ -136,7 +136,9 @@ PairOutputs unpack_pair_outputs(const std::string& op, Span<const TensorRef> out
 
 std::vector<TensorRef> pair_output_refs(ModelOutputs& out, std::vector<double>& energy_rows, bool with_virial) {
   const std::size_t n = out.forces.size() / 3;
-  std::vector<TensorRef> refs{TensorRef::of(energy_rows.data(), n), TensorRef::of(out.forces.data(), n, 3)};
+  // No energy rows (an empty vector): an empty output, which the kernels skip.
+  std::vector<TensorRef> refs{TensorRef::of(energy_rows.data(), energy_rows.empty() ? 0 : n),
+                              TensorRef::of(out.forces.data(), n, 3)};
   if (with_virial) {
     refs.push_back(TensorRef::of(out.virial.data(), 6));
     refs.push_back(TensorRef::of(out.virial_rows.data(), out.virial_rows.size() / 6, 6));

@@ -140,6 +140,20 @@ TEST_P(LJBinary, StepsWithoutEnergyGiveTheSameForces) {
   EXPECT_EQ(without.out.virial, with.out.virial);
 }
 
+// A step without energy gives the kernels an empty energy output, which they skip, even where
+// the scratch rows kept their storage from the last step with energy.
+TEST(PairOutputRefs, NoEnergyRowsGiveAnEmptyEnergyOutput) {
+  models::OutputRequest request;
+  request.energy = false;
+  models::ModelOutputs out;
+  out.reset(10, request);
+  std::vector<double> energy_rows(10, 0.0);
+  EXPECT_EQ(models::pair_output_refs(out, energy_rows, false)[0].rows, 10u);
+  energy_rows.assign(0, 0.0);  // as the LJ model does on such a step: the capacity stays
+  ASSERT_NE(energy_rows.data(), nullptr);
+  EXPECT_EQ(models::pair_output_refs(out, energy_rows, false)[0].rows, 0u);
+}
+
 TEST_P(LJBinary, PlainOpAgreesWithVirialOp) {
   const PeriodicGraph g(crystal_, file_.cutoff, 1.0);
   const ModelRun with = run_model(*model_, g, spec(), {true, true, true});
