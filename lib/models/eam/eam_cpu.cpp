@@ -19,16 +19,20 @@ void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void*
   const EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species, s.call);
   double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], edges.n_rows, 1);
   const double cutsq = t.cutoff * t.cutoff;
+  const Spline* rhor = t.rhor.data();
   walk_row_pairs(edges, rho, 1, s.call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
     double rho_i = 0.0;
     edges.for_each_pair(
         [&](int i, int j, const double*, double rsq, bool both) {
-          if (rsq >= cutsq) return;
+          if (!(rsq < cutsq)) return;
           const int a = edges.species[i], b = edges.species[j];
-          const Knot k = t.r_knot(std::sqrt(rsq));
-          const double rho_b = spline_value(t.rhor[static_cast<std::size_t>(b)], k);
+          const Knot k = t.r_knot_within_cutoff(std::sqrt(rsq));
+          const double rho_b = spline_value(rhor[b], k);
           rho_i += rho_b;
-          if (both) rho_rows[j] += a == b ? rho_b : spline_value(t.rhor[static_cast<std::size_t>(a)], k);
+          // Without a branch: `both` follows the sender's row, which a binned list mixes. A
+          // halo row (not `both`) gets +0 and stays zero.
+          const double rho_a = a == b ? rho_b : spline_value(rhor[a], k);
+          rho_rows[j] += both ? rho_a : 0.0;
         },
         [&](int i) {
           rho_rows[i] += rho_i;
@@ -67,10 +71,10 @@ void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const
   // psi'(r) is symmetric in i and j: each pair once, its force on both.
   ReceiverSums sums;
   edges.for_each_pair([&](int i, int j, const double del[3], double rsq, bool both) {
-    if (rsq >= cutsq) return;
+    if (!(rsq < cutsq)) return;
     const int a = edges.species[i], b = edges.species[j];
     const double r = std::sqrt(rsq);
-    const Knot k = t.r_knot(r);
+    const Knot k = t.r_knot_within_cutoff(r);
     // rhoip: derivative of the density i gives j; rhojp: of the density j gives i.
     const double rhoip = spline_slope(t.rhor[static_cast<std::size_t>(a)], k);
     const double rhojp = spline_slope(t.rhor[static_cast<std::size_t>(b)], k);

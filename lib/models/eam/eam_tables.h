@@ -102,6 +102,15 @@ struct Tables {
     return {m, std::min(p, 1.0)};
   }
 
+  // The same for 0 <= r < cutoff, where p is finite and small: pair_eam.cpp's arithmetic as it
+  // is, without the clamp (the pair kernels' hot path; their rsq < cutsq test rejects NaN).
+  Knot r_knot_within_cutoff(double r) const {
+    double p = r * rdr + 1.0;
+    const int m = std::min(static_cast<int>(p), nr - 1);
+    p -= m;
+    return {m, std::min(p, 1.0)};
+  }
+
   // F(rho) of species a, and F'(rho) in *fp. Beyond rhomax the table would be exceeded, so F
   // continues linearly with the slope at rhomax to conserve energy (pair_eam.cpp compute()).
   double embedding(int a, double rho, double* fp) const {
