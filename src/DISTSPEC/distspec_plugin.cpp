@@ -10,9 +10,8 @@
 #ifdef LMP_KOKKOS
 #include "pair_distspec_kokkos.h"
 #endif
-#if !DISTSPEC_PAIR_HAS_FINISH
 #include "fix_distspec_end_of_run.h"
-#endif
+#include "lammps_compat.h"
 #ifdef DISTSPEC_WITH_TORCH
 #include "models/torch/halo_ops.h"
 #endif
@@ -33,12 +32,10 @@ template <class DeviceType> Pair *distspec_kokkos_creator(LAMMPS *lmp)
 }
 #endif
 
-#if !DISTSPEC_PAIR_HAS_FINISH
 Fix *end_of_run_fix_creator(LAMMPS *lmp, int narg, char **arg)
 {
   return new FixDistspecEndOfRun(lmp, narg, arg);
 }
-#endif
 
 }    // namespace
 
@@ -76,12 +73,12 @@ extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *l
   (*register_plugin)(&plugin, lmp);
 #endif
 
-#if !DISTSPEC_PAIR_HAS_FINISH
-  // The end-of-run hook of `timing yes` where LAMMPS calls no Pair::finish().
-  plugin.style = "fix";
-  plugin.name = FixDistspecEndOfRun::kStyle;
-  plugin.info = "DISTSPEC: end-of-run timing report of pair_style distspec (added by the style)";
-  plugin.creator.v2 = reinterpret_cast<lammpsplugin_factory2 *>(&end_of_run_fix_creator);
-  (*register_plugin)(&plugin, lmp);
-#endif
+  // The end-of-run hook where LAMMPS calls no Pair::finish().
+  if (!distspec_compat::kPairHasFinish) {
+    plugin.style = "fix";
+    plugin.name = FixDistspecEndOfRun::kStyle;
+    plugin.info = "DISTSPEC: end-of-run hook of pair_style distspec (added by the style)";
+    plugin.creator.v2 = reinterpret_cast<lammpsplugin_factory2 *>(&end_of_run_fix_creator);
+    (*register_plugin)(&plugin, lmp);
+  }
 }

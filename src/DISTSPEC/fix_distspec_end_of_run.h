@@ -1,6 +1,6 @@
 /* -*- c++ -*- ----------------------------------------------------------
    DISTSPEC: the end-of-run hook of pair_style distspec in LAMMPS versions whose Finish calls no
-   Pair::finish() (29 Sep 2021). pair_style distspec adds this fix itself (fix ID
+   Pair::finish() (29 Sep 2021; lammps_compat.h). pair_style distspec adds this fix itself (fix ID
    DISTSPEC_END_OF_RUN_<n>, style DISTSPEC_END_OF_RUN); its post_run() asks the pair style to end
    its run: settle the non-finite output check still pending, print the timing breakdown of
    `timing yes`. It is not meant for input scripts.
@@ -10,10 +10,9 @@
 #define LMP_FIX_DISTSPEC_END_OF_RUN_H
 
 #include "fix.h"
+#include "lammps_compat.h"
 
 namespace LAMMPS_NS {
-
-class PairDistspec;
 
 class FixDistspecEndOfRun : public Fix {
  public:
@@ -23,10 +22,10 @@ class FixDistspecEndOfRun : public Fix {
   int setmask() override { return 0; }    // Modify calls post_run() of every fix
   void post_run() override;
 
-  void attach(PairDistspec *pair) { pair_ = pair; }
+  void attach(distspec_compat::PairWithEndOfRun *pair) { pair_ = pair; }
 
  private:
-  PairDistspec *pair_ = nullptr;
+  distspec_compat::PairWithEndOfRun *pair_ = nullptr;
 };
 
 }    // namespace LAMMPS_NS

@@ -1,6 +1,21 @@
 /* -*- c++ -*- ----------------------------------------------------------
-   DISTSPEC: every LAMMPS version difference the package straddles, in one place.
-   LAMMPS_VERSION_NUMBER (e.g. 20210929) is derived from version.h by CMake.
+   DISTSPEC: every LAMMPS and KOKKOS-package version difference the package straddles, in one
+   place: no other file tests a version. LAMMPS_VERSION_NUMBER (e.g. 20210929) is derived from
+   version.h by CMake, DISTSPEC_LAMMPS_PAIR_FINISH from pair.h.
+
+   Breaks (DESIGN.md, "LAMMPS versions"):
+   - after 29 Sep 2021: Finish calls Pair::finish() at the end of a run.
+   - 24 Mar 2022: neighbor->add_request() and request flags replace neighbor->request() and the
+     fields of neighbor->requests[]; forward_comm / reverse_comm overloads replace
+     forward_comm_pair / reverse_comm_pair; KOKKOS requests are flagged with set_kokkos_host() /
+     set_kokkos_device().
+   - early 2025 (4 Feb 2025 is the first release this project meets with it): the pair's Kokkos
+     forward-comm callback gets one swap's send list (DAT::tdual_int_1d) instead of the 2-D list
+     plus the swap index.
+   - 10 Sep 2025: KOKKOS comm buffers are DAT::tdual_double_1d (were tdual_xfloat_1d), and the
+     KOKKOS float types were renamed (X_FLOAT -> KK_FLOAT, t_f_array -> t_kkacc_1d_3). The style
+     never names those: it reads atomKK's views through `auto` and keeps its own views in fp64.
+   The KOKKOS part is compiled where LAMMPS has KOKKOS (LMP_KOKKOS).
 ------------------------------------------------------------------------- */
 
 #ifndef LMP_DISTSPEC_LAMMPS_COMPAT_H
@@ -10,22 +25,49 @@
 #include "error.h"
 #include "neigh_request.h"
 #include "neighbor.h"
+#include "pair.h"
+
+#ifdef LMP_KOKKOS
+#include "kokkos_type.h"
+
+#include <type_traits>
+#endif
 
 #ifndef LAMMPS_VERSION_NUMBER
 #error "LAMMPS_VERSION_NUMBER must be defined by the build (see cmake/DistspecLAMMPS.cmake)"
 #endif
 
-// The end of a run: LAMMPS' Finish calls Pair::finish() where Pair has it (newer than 29 Sep
-// 2021; CMake reads pair.h and defines DISTSPEC_LAMMPS_PAIR_FINISH). Where it does not, the
-// post_run() of an internal fix (fix_distspec_end_of_run.h) stands in.
-#ifdef DISTSPEC_LAMMPS_PAIR_FINISH
-#define DISTSPEC_PAIR_HAS_FINISH 1
-#else
-#define DISTSPEC_PAIR_HAS_FINISH 0
-#endif
-
 namespace LAMMPS_NS {
 namespace distspec_compat {
+
+// The end of a run: LAMMPS' Finish calls Pair::finish() where Pair has it (newer than 29 Sep
+// 2021; CMake reads pair.h and defines DISTSPEC_LAMMPS_PAIR_FINISH). Where it does not, the
+// post_run() of an internal fix stands in (fix_distspec_end_of_run.h, always built, registered
+// by the plugin only there).
+#ifdef DISTSPEC_LAMMPS_PAIR_FINISH
+inline constexpr bool kPairHasFinish = true;
+#else
+inline constexpr bool kPairHasFinish = false;
+#endif
+
+// A pair style whose end_of_run() runs at the end of every run, on every rank, whatever the
+// LAMMPS version: from Pair::finish(), or from the fix install_end_of_run_hook() adds.
+class PairWithEndOfRun : public Pair {
+ public:
+  using Pair::Pair;
+  ~PairWithEndOfRun() override;
+
+  // Collective: every rank calls it at the same point.
+  virtual void end_of_run() = 0;
+#ifdef DISTSPEC_LAMMPS_PAIR_FINISH
+  void finish() override { end_of_run(); }
+#endif
+
+ protected:
+  // From init_style(): where Finish calls no Pair::finish(), adds the fix (once per style
+  // instance; the destructor removes it). Elsewhere nothing.
+  void install_end_of_run_hook();
+};
 
 // The neighbour lists the plain style asks for: full, half as newton_pair says, or half with
 // newton off's pairs whatever newton_pair says (every rank lists each pair of its owned atoms).
@@ -70,6 +112,57 @@ template <class PairT> inline void reverse_comm(Comm *comm, PairT *pair)
   comm->reverse_comm_pair(pair);
 #endif
 }
+
+/* ----------------------------------------------------------------------
+   KOKKOS package
+------------------------------------------------------------------------- */
+
+#ifdef LMP_KOKKOS
+
+// The buffer CommKokkos hands a pair's Kokkos comm callbacks.
+#if LAMMPS_VERSION_NUMBER >= 20250910
+using KokkosCommBuffer = DAT::tdual_double_1d;
+#else
+using KokkosCommBuffer = DAT::tdual_xfloat_1d;
+#endif
+
+// KokkosBase::pack_forward_comm_kokkos' parameters, and the send list of the swap being packed
+// as a 1-D view on DeviceType, for use in its body (the macros name the parameters so the two
+// go together).
+#if LAMMPS_VERSION_NUMBER >= 20250204
+using KokkosSendList = DAT::tdual_int_1d;
+#define DISTSPEC_PACK_FORWARD_COMM_KOKKOS_PARAMS                                                         \
+  int n, LAMMPS_NS::distspec_compat::KokkosSendList k_sendlist,                                          \
+      LAMMPS_NS::distspec_compat::KokkosCommBuffer &buf, int pbc_flag, int *pbc
+#define DISTSPEC_SWAP_SENDLIST(DeviceType) (k_sendlist.template view<DeviceType>())
+#else
+using KokkosSendList = DAT::tdual_int_2d;
+#define DISTSPEC_PACK_FORWARD_COMM_KOKKOS_PARAMS                                                         \
+  int n, LAMMPS_NS::distspec_compat::KokkosSendList k_sendlist, int iswap,                               \
+      LAMMPS_NS::distspec_compat::KokkosCommBuffer &buf, int pbc_flag, int *pbc
+#define DISTSPEC_SWAP_SENDLIST(DeviceType) \
+  (Kokkos::subview(k_sendlist.template view<DeviceType>(), iswap, Kokkos::ALL()))
+#endif
+
+// Marks the pair's (already made) neighbour request as one KOKKOS builds on DeviceType, as
+// pair_eam_kokkos does: /kk/host lists on the host, /kk and /kk/device lists on LMPDeviceType.
+template <class DeviceType, class PairT> inline void build_request_with_kokkos(Neighbor *neighbor, PairT *pair)
+{
+  constexpr bool on_host =
+      std::is_same<DeviceType, LMPHostType>::value && !std::is_same<DeviceType, LMPDeviceType>::value;
+  constexpr bool on_device = std::is_same<DeviceType, LMPDeviceType>::value;
+#if LAMMPS_VERSION_NUMBER >= 20220324
+  NeighRequest *request = neighbor->find_request(pair);
+  request->set_kokkos_host(on_host);
+  request->set_kokkos_device(on_device);
+#else
+  (void) pair;
+  NeighRequest *request = neighbor->requests[neighbor->nrequest - 1];
+  request->kokkos_host = on_host ? 1 : 0;
+  request->kokkos_device = on_device ? 1 : 0;
+#endif
+}
+#endif    // LMP_KOKKOS
 
 }    // namespace distspec_compat
 }    // namespace LAMMPS_NS

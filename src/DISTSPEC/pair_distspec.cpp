@@ -37,10 +37,6 @@
 #include <cstring>
 #include <unordered_map>
 
-#if !DISTSPEC_PAIR_HAS_FINISH
-#include "fix_distspec_end_of_run.h"
-#endif
-
 #ifdef DISTSPEC_WITH_CUDA
 #include "models/cuda_runtime.h"
 
@@ -60,7 +56,7 @@ std::vector<std::string> words_of(int narg, char **arg)
 
 /* ---------------------------------------------------------------------- */
 
-PairDistspec::PairDistspec(LAMMPS *lmp) : Pair(lmp), halo_(lmp, this)
+PairDistspec::PairDistspec(LAMMPS *lmp) : PairWithEndOfRun(lmp), halo_(lmp, this)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -74,10 +70,6 @@ PairDistspec::PairDistspec(LAMMPS *lmp) : Pair(lmp), halo_(lmp, this)
 
 PairDistspec::~PairDistspec()
 {
-#if !DISTSPEC_PAIR_HAS_FINISH
-  const std::string hook = fmt::format("DISTSPEC_END_OF_RUN_{}", instance_me);
-  if (modify && modify->find_fix(hook) >= 0) modify->delete_fix(hook);
-#endif
   if (allocated) {
     memory->destroy(setflag);
     memory->destroy(cutsq);
@@ -330,17 +322,6 @@ distspec::models::HostFacts PairDistspec::host_facts() const
   return host;
 }
 
-// Where Finish calls Pair::finish(), that is the hook; elsewhere this style adds a fix whose
-// post_run() ends the run (once per style instance; the fix goes with the style).
-void PairDistspec::install_end_of_run_hook()
-{
-#if !DISTSPEC_PAIR_HAS_FINISH
-  const std::string id = fmt::format("DISTSPEC_END_OF_RUN_{}", instance_me);
-  if (modify->find_fix(id) < 0) modify->add_fix(fmt::format("{} all {}", id, FixDistspecEndOfRun::kStyle));
-  static_cast<FixDistspecEndOfRun *>(modify->fix[modify->find_fix(id)])->attach(this);
-#endif
-}
-
 double PairDistspec::init_one(int i, int j)
 {
   if (setflag[i][j] == 0) return 0.0;
@@ -384,14 +365,6 @@ void PairDistspec::setup()
   // (Ewald's accuracy) derives them afresh.
   if (auto *derived = dynamic_cast<distspec::models::SystemDerived *>(model_.get())) derived->begin_run();
 }
-
-#if DISTSPEC_PAIR_HAS_FINISH
-// Called by Finish at the end of every run, beside LAMMPS' own timing table.
-void PairDistspec::finish()
-{
-  end_of_run();
-}
-#endif
 
 void PairDistspec::end_of_run()
 {

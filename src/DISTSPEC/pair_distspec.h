@@ -37,7 +37,7 @@ PairStyle(distspec,PairDistspec);
 
 namespace LAMMPS_NS {
 
-class PairDistspec : public Pair {
+class PairDistspec : public distspec_compat::PairWithEndOfRun {
  public:
   PairDistspec(class LAMMPS *);
   ~PairDistspec() override;
@@ -54,13 +54,10 @@ class PairDistspec : public Pair {
   int pack_reverse_comm(int, int, double *) override;
   void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
-#if DISTSPEC_PAIR_HAS_FINISH
-  void finish() override;
-#endif
 
   // The end of a run (collective): settles the non-finite output check still pending, and
   // under `timing yes` logs where the run's pair time went.
-  void end_of_run();
+  void end_of_run() override;
 
  protected:
   // Whether this build can run where `device` asks; the KOKKOS variant lets Kokkos decide.
@@ -98,7 +95,6 @@ class PairDistspec : public Pair {
   void write_back();
   void log_setup() const;
   void log_halo_report();
-  void install_end_of_run_hook();
   // What a non-finite output check names: the style, the model file, the cutoff.
   FiniteCheckSubject finite_check_subject() const;
   const char *style_name() const { return kokkosable ? "distspec/kk" : "distspec"; }

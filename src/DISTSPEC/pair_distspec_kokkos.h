@@ -21,7 +21,7 @@ PairStyle(distspec/kk/host,PairDistspecKokkos<LMPHostType>);
 #define LMP_PAIR_DISTSPEC_KOKKOS_H
 
 #include "kokkos_base.h"
-#include "kokkos_compat.h"
+#include "lammps_compat.h"
 #include "kokkos_type.h"
 #include "lammps_halo_exchange_kokkos.h"
 #include "pair_distspec.h"

@@ -62,7 +62,6 @@ class Dispatcher {
 
   const DistributionSpec& spec() const { return spec_; }
   Device device() const { return device_; }  // where the bound kernels run
-  bool gather_refreshes() const { return gather_refreshes_; }
   bool scatter_corrects() const { return scatter_corrects_; }
 
   // Before gathering node rows by sender index.
@@ -71,7 +70,6 @@ class Dispatcher {
   template <class T> void before_gather_adjoint(Rows<T> grad, RowKind kind = RowKind::features);
   // After a local scatter-add into an accumulator of n_owned + n_halo rows.
   template <class T> void after_scatter(Rows<T> acc);
-  template <class T> void after_scatter_adjoint(Rows<T> grad) { after_scatter(grad); }
   void all_reduce_sum(double* values, std::size_t n);
 
   // Calls op `qualname` with the spec's adapter transforms applied around the kernel.

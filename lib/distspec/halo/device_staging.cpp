@@ -71,13 +71,11 @@ void DeviceStagingHaloExchange::exchange(Rows<T> rows, bool reverse) {
     inner.reverse(host_rows);
     if (owned) check(cudaMemcpy(rows.data, staged, owned * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy (owned rows to device)");
     if (halo) check(cudaMemsetAsync(rows.data + owned, 0, halo * sizeof(T)), "cudaMemsetAsync (halo rows)");
-    staged_bytes_ += (all + owned) * sizeof(T);
   } else {
     // A forward exchange reads owned rows and writes halo rows only.
     if (owned) check(cudaMemcpy(staged, rows.data, owned * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy (owned rows to host)");
     inner.forward(host_rows);
     if (halo) check(cudaMemcpy(rows.data + owned, staged + owned, halo * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy (halo rows to device)");
-    staged_bytes_ += all * sizeof(T);
   }
 }
 
@@ -91,7 +89,6 @@ void DeviceStagingHaloExchange::all_reduce_sum(double* values, std::size_t n) {
   check(cudaMemcpy(staged, values, n * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy (values to host)");
   inner.all_reduce_sum(staged, n);
   check(cudaMemcpy(values, staged, n * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (values to device)");
-  staged_bytes_ += 2 * n * sizeof(double);
 }
 
 template void DeviceStagingHaloExchange::exchange<double>(Rows<double>, bool);

@@ -44,9 +44,6 @@ class DeviceStagingHaloExchange final : public HaloExchange {
   // The device's queued kernels: the staging copies would wait for them anyway.
   void settle() override;
 
-  // Bytes copied between device and host so far (both directions).
-  std::size_t staged_bytes() const { return staged_bytes_; }
-
  private:
   HaloExchange& host() const;
   template <class T> void exchange(Rows<T> rows, bool reverse);
@@ -55,7 +52,6 @@ class DeviceStagingHaloExchange final : public HaloExchange {
   HaloExchange* inner_ = nullptr;
   void* buffer_ = nullptr;  // cudaMallocHost; freed by the destructor
   std::size_t capacity_ = 0;
-  std::size_t staged_bytes_ = 0;
 };
 
 // Whether `p` points into CUDA device (or managed) memory; false for host memory and nullptr.
