@@ -1,0 +1,37 @@
+# cmake -DLIB_DIR=<lib> -P CheckLayers.cmake: fails, listing each offending line, where a file
+# under LIB_DIR/distspec includes a quoted header not under distspec/, or one under
+# LIB_DIR/models a quoted header under neither distspec/ nor models/. Angle includes are
+# system and third-party headers (the compiler finds no LAMMPS header from these libraries).
+if(NOT LIB_DIR)
+  message(FATAL_ERROR "CheckLayers.cmake: pass -DLIB_DIR=<the repository's lib folder>")
+endif()
+
+set(_allowed_distspec "distspec/")
+set(_allowed_models "distspec/" "models/")
+set(_violations "")
+foreach(_folder distspec models)
+  set(_allowed ${_allowed_${_folder}})
+  file(GLOB_RECURSE _files "${LIB_DIR}/${_folder}/*.h" "${LIB_DIR}/${_folder}/*.cpp"
+       "${LIB_DIR}/${_folder}/*.cu" "${LIB_DIR}/${_folder}/*.cuh")
+  foreach(_file IN LISTS _files)
+    file(STRINGS "${_file}" _lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(_line IN LISTS _lines)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" _header "${_line}")
+      set(_ok FALSE)
+      foreach(_prefix IN LISTS _allowed)
+        string(FIND "${_header}" "${_prefix}" _at)
+        if(_at EQUAL 0 AND NOT _header MATCHES "\\.\\.")
+          set(_ok TRUE)
+        endif()
+      endforeach()
+      if(NOT _ok)
+        file(RELATIVE_PATH _rel "${LIB_DIR}/.." "${_file}")
+        string(REPLACE ";" " or " _allowed_text "${_allowed}")
+        string(APPEND _violations "\n  ${_rel}: #include \"${_header}\" (lib/${_folder} may include ${_allowed_text} headers only)")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(_violations)
+  message(FATAL_ERROR "DISTSPEC layer rules broken (DESIGN.md, layers):${_violations}")
+endif()
