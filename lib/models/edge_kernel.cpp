@@ -73,6 +73,7 @@ EdgeCall edge_call(const AtomGraph& graph, IndexCheckSchedule& checks, const Out
   call.list = graph.edge_list;
   call.check_indices = checks.due(graph);
   call.newton_on_ends = graph.newton_on_ends;
+  call.owner_rows = graph.owner_rows;
   return call;
 }
 
@@ -83,6 +84,14 @@ void EdgeArgs::use_newton_on_ends(const std::string& op, const int* newton_on_en
         fail(op, "newton-on end " + std::to_string(newton_on_ends[r]) + " of receiver " + std::to_string(r) +
                      " lies outside its senders");
   ends = newton_on_ends;
+}
+
+void EdgeArgs::check_owner_rows(const std::string& op, const int* owner_rows, bool check) const {
+  if (!check) return;
+  for (std::size_t j = 0; j < n_rows; ++j)
+    if (owner_rows[j] < -1 || owner_rows[j] >= static_cast<int>(n_rows))
+      fail(op, "owner row " + std::to_string(owner_rows[j]) + " of row " + std::to_string(j) + " is not -1 or one of the " +
+                   std::to_string(n_rows) + " rows");
 }
 
 EdgeArgs unpack_edge_args(const std::string& op, Span<const TensorRef> args, int n_species, const EdgeCall& call) {

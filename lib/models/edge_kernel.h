@@ -38,6 +38,7 @@ struct EdgeCall {
   EdgeList list = EdgeList::full;
   bool check_indices = true;
   const int* newton_on_ends = nullptr;  // AtomGraph::newton_on_ends, for the ops that walk them
+  const int* owner_rows = nullptr;      // AtomGraph::owner_rows, where the host gives them
   int threads = 1;                      // OutputRequest::threads (distspec/util/threads.h)
   ThreadRows<double>* thread_rows = nullptr;  // the model's per-thread copies; nullptr: one thread
 };
@@ -76,6 +77,8 @@ struct EdgeArgs {
   // A half_newton_off list walked as newton on's (AtomGraph::newton_on_ends); with `check`,
   // the ends are checked against the offsets first.
   void use_newton_on_ends(const std::string& op, const int* newton_on_ends, bool check);
+  // With `check`, throws unless every owner row (AtomGraph::owner_rows) is -1 or a row.
+  void check_owner_rows(const std::string& op, const int* owner_rows, bool check) const;
 
   // f(i, j, del, rsq) for every edge j -> i whose atoms both belong to the model, del = x_i - x_j;
   // of receivers [r_begin, r_end) only, where given.

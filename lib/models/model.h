@@ -47,7 +47,8 @@ struct AtomGraph {
   // With a half_newton_off list, for models that ask for it (ModelInfo::newton_on_forces): per
   // receiver, the end of the senders that newton on's list would hold on this rank, which the
   // host orders first (senders[offsets[r] .. newton_on_ends[r])). The other pairs with halo
-  // atoms are computed on the other atom's rank. nullptr: none given.
+  // atoms are computed on the other atom's rank. nullptr: none given. A host that gives it gives
+  // owner_rows too, so that such a model may fold pairs with periodic images of its own atoms.
   const int* newton_on_ends = nullptr;
   // Names the topology: row counts, species, charges, receivers, offsets and senders. A host
   // bumps it whenever one of them changes (LAMMPS: at reneighbouring), so that a device model
@@ -61,9 +62,9 @@ struct AtomGraph {
   std::array<double, 9> cell{};
   std::array<bool, 3> periodic{};
   // Per row, the owned row whose atom it is (owned rows: themselves; halo rows: the periodic
-  // image's owner), or -1 where that atom is owned by another rank. Given only to models that
-  // ask for it (ModelInfo::needs_owner_rows), which map periodic images onto their owners
-  // instead of reading halo rows.
+  // image's owner), or -1 where that atom is owned by another rank. Given to models that ask for
+  // it (ModelInfo::needs_owner_rows), which map periodic images onto their owners instead of
+  // reading halo rows, and with newton_on_ends.
   const int* owner_rows = nullptr;
 
   std::size_t n_rows() const { return n_owned + n_halo; }

@@ -523,6 +523,7 @@ void PairDistspec::rebuild_edges()
   graph_.senders = senders_.data();
   graph_.edge_list = edge_list_;
   graph_.newton_on_ends = nullptr;
+  graph_.owner_rows = nullptr;
   if (newton_on_ends_) order_newton_on_pairs_first(senders_.data());
   edges_built_at_ = neighbor->ncalls;
   if (model_->info().needs_owner_rows) rebuild_owner_rows();
@@ -531,15 +532,19 @@ void PairDistspec::rebuild_edges()
 }
 
 // Which pairs of an owned and a ghost atom newton on's list holds on this rank, decided the
-// same way on both ranks of a pair: the lower atom ID's; for an atom and its own periodic image,
-// the image above it (z, then y, then x). Pairs of owned atoms are in a half list once already.
+// same way on both ranks of a pair, from the two atom IDs alone (exact on both): the lower ID's
+// where the IDs' sum is even, the higher's where it is odd, so that the pairs a subdomain
+// boundary cuts are split evenly between its two ranks even where IDs follow position (as
+// create_atoms and most data files number atoms); for an atom and its own periodic image, the
+// image above it (z, then y, then x). Pairs of owned atoms are in a half list once already.
 void PairDistspec::order_newton_on_pairs_first(int *senders)
 {
   const int nlocal = atom->nlocal;
   const tagint *tag = atom->tag;
   double **x = atom->x;
   auto on_this_rank = [&](int i, int j) {
-    if (j < nlocal || tag[i] != tag[j]) return j < nlocal || tag[i] < tag[j];
+    if (j < nlocal) return true;
+    if (tag[i] != tag[j]) return ((tag[i] + tag[j]) % 2 == 0) == (tag[i] < tag[j]);
     for (int d = 2; d >= 0; --d)
       if (x[j][d] != x[i][d]) return x[j][d] > x[i][d];
     return false;
@@ -552,6 +557,9 @@ void PairDistspec::order_newton_on_pairs_first(int *senders)
     newton_on_ends_rows_[r] = static_cast<int>(mid - senders);
   }
   graph_.newton_on_ends = newton_on_ends_rows_.data();
+  // With the ends, the owner of each halo row (AtomGraph::newton_on_ends): a pair with a periodic
+  // image of this rank's own atom can then be taken once, from newton on's side.
+  rebuild_owner_rows();
 }
 
 // Energy, forces and virial into LAMMPS, as OutputPlan says.

@@ -114,7 +114,7 @@ class PairDistspec : public distspec_compat::PairWithEndOfRun {
   distspec::models::AtomGraph graph_;
   std::vector<int> species_;
   std::vector<int> receivers_, offsets_, senders_;
-  std::vector<int> owner_rows_;  // serial models only, rebuilt with the edges
+  std::vector<int> owner_rows_;  // serial models and newton-on ends, rebuilt with the edges
   bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
   bool expanded_ = false;    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too
   distspec::models::EdgeList edge_list_ = distspec::models::EdgeList::full;    // what graph_ lists

@@ -327,6 +327,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
   graph_.senders = d_senders_.data();
   graph_.edge_list = edge_list_;
   graph_.newton_on_ends = nullptr;
+  graph_.owner_rows = nullptr;
   // Host memory (a host space: half lists are for those only), so the plain style's ordering runs
   // on the views as they are.
   if (newton_on_ends_) {

@@ -8,7 +8,9 @@
 //   embedding                                  F(rho_i), F'(rho_i) of owned rows
 //   dispatch.before_gather(fp) -> forces       [halo: forward, halo rows get their owners' F']
 // The CPU model takes newton off's half list (ModelInfo::half_list): one exchange per step; its
-// force op walks the pairs newton on's list would hold where the host gives newton_on_ends.
+// force op walks the pairs newton on's list would hold where the host gives newton_on_ends, and
+// its density op, given the owner rows as well, takes a pair with a periodic image of this
+// rank's own atom once (as newton on would) and adds the image's share to its owner's row.
 //
 // Parameters: {"file_format": "funcfl" | "setfl"} with "parameters_file" naming the LAMMPS
 // file; a funcfl model of several elements instead lists one file per element,

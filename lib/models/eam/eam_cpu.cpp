@@ -1,4 +1,5 @@
 // EAM kernels on the CPU: the three stages of pair_eam.cpp compute() over a full or half edge list.
+#include <algorithm>
 #include <cmath>
 
 #include "distspec/error.h"
@@ -9,29 +10,86 @@
 namespace distspec::models::eam {
 namespace {
 
-// rho_i += rho_b(r_ij) for every edge j -> i within the cutoff (each pair visited once, giving
-// rho_j its rho_a(r_ij) too where for_each_pair says `both`).
+// rho_i += rho_b(r_ij) for every pair j -> i within the cutoff.
+//   Over for_each_pair (each pair once, giving rho_j its rho_a(r_ij) too where it says `both`).
+//   Over a half_newton_off list with newton-on ends and owner rows (the host's common case): a
+//     pair with a periodic image of an atom of this rank is there twice, once from each atom,
+//     and is taken once, from newton on's side, with rho_a going to the image's owner row; only
+//     pairs with atoms of other ranks are taken from the owned side alone. On one rank that is
+//     newton on's pair count, and still no reverse exchange.
+template <class Pair>
+void density_pairs(const EdgeArgs& edges, const int* owners, double* rho_rows, std::size_t r_begin, std::size_t r_end,
+                   Pair&& pair) {
+  r_end = std::min(r_end, edges.n_receivers);
+  for (std::size_t r = r_begin; r < r_end; ++r) {
+    const int i = edges.receivers[r];
+    if (edges.species[i] < 0) continue;
+    const double xi[3] = {edges.x[3 * static_cast<std::size_t>(i)], edges.x[3 * static_cast<std::size_t>(i) + 1],
+                          edges.x[3 * static_cast<std::size_t>(i) + 2]};
+    double rho_i = 0.0;
+    auto visit = [&](int j, bool to_owner) {
+      const double* xj = edges.x + 3 * static_cast<std::size_t>(j);
+      const double del[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
+      pair(i, j, del[0] * del[0] + del[1] * del[1] + del[2] * del[2], to_owner, rho_i);
+    };
+    const int end = edges.ends[r];
+    for (int e = edges.offsets[r]; e < end; ++e) {
+      const int j = edges.senders[e];
+      if (edges.species[j] >= 0) visit(j, true);
+    }
+    for (int e = end; e < edges.offsets[r + 1]; ++e) {
+      const int j = edges.senders[e];
+      // The image of an atom of this rank: its owner takes the pair from newton on's side.
+      if (owners[j] < 0 && edges.species[j] >= 0) visit(j, false);
+    }
+    rho_rows[i] += rho_i;
+  }
+}
+
 void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
   const auto& s = *static_cast<const EdgeOpState<Tables>*>(state);
   const Tables& t = *s.constants;
   expect_count(kDensityOp, "arguments", args.size(), kEdgeArgCount);
   expect_count(kDensityOp, "outputs", outs.size(), 1);
-  const EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species, s.call);
+  EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species, s.call);
   double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], edges.n_rows, 1);
   const double cutsq = t.cutoff * t.cutoff;
   const Spline* rhor = t.rhor.data();
+  // rho_b(r) for the receiver (species a), and rho_a(r) for the sender (species b).
+  auto both_densities = [&](int a, int b, double rsq, double& rho_b, double& rho_a) {
+    const Knot k = t.r_knot_within_cutoff(std::sqrt(rsq));
+    rho_b = spline_value(rhor[b], k);
+    rho_a = a == b ? rho_b : spline_value(rhor[a], k);
+  };
+  const bool fold_images = s.call.list == EdgeList::half_newton_off && s.call.newton_on_ends && s.call.owner_rows;
+  if (fold_images) {
+    edges.use_newton_on_ends(kDensityOp, s.call.newton_on_ends, s.call.check_indices);
+    edges.check_owner_rows(kDensityOp, s.call.owner_rows, s.call.check_indices);
+    const int* owners = s.call.owner_rows;
+    walk_row_pairs(edges, rho, 1, s.call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
+      density_pairs(edges, owners, rho_rows, r_begin, r_end, [&](int i, int j, double rsq, bool to_owner, double& rho_i) {
+        if (!(rsq < cutsq)) return;
+        double rho_b, rho_a;
+        both_densities(edges.species[i], edges.species[j], rsq, rho_b, rho_a);
+        rho_i += rho_b;
+        if (!to_owner) return;
+        // Without a branch on the owner: a sender owned elsewhere puts +0 on its own halo row.
+        const int o = owners[j];
+        rho_rows[o >= 0 ? o : j] += o >= 0 ? rho_a : 0.0;
+      });
+    });
+    return;
+  }
   walk_row_pairs(edges, rho, 1, s.call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
     double rho_i = 0.0;
     edges.for_each_pair(
         [&](int i, int j, const double*, double rsq, bool both) {
           if (!(rsq < cutsq)) return;
-          const int a = edges.species[i], b = edges.species[j];
-          const Knot k = t.r_knot_within_cutoff(std::sqrt(rsq));
-          const double rho_b = spline_value(rhor[b], k);
+          double rho_b, rho_a;
+          both_densities(edges.species[i], edges.species[j], rsq, rho_b, rho_a);
           rho_i += rho_b;
           // Without a branch: `both` follows the sender's row, which a binned list mixes. A
           // halo row (not `both`) gets +0 and stays zero.
-          const double rho_a = a == b ? rho_b : spline_value(rhor[a], k);
           rho_rows[j] += both ? rho_a : 0.0;
         },
         [&](int i) {
