@@ -151,13 +151,17 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   // KOKKOS fills its own list views, not NeighList's host arrays: no closest pair is named. At
   // once on the steps LAMMPS reads the energy or virial; else agreed at the next step, with this
   // step's non-finite forces zeroed meanwhile (finite_outputs.h).
+  // The forces in DeviceType memory are checked on its threads; a CPU model's under a device
+  // space on the host.
   const bool on_device = result_.rows_on_device();
   const std::size_t n_forces = 3 * graph_.n_rows();
-  const bool finite = std::isfinite(result_.energy) &&
-      (on_device ? device_forces_finite() : all_finite(result_.forces.data(), n_forces));
+  double *forces = on_device ? result_.device.forces : result_.forces.data();
+  const bool on_space = on_device || kHostKernels;
+  const bool finite =
+      std::isfinite(result_.energy) && (on_space ? forces_finite(forces) : all_finite(forces, n_forces));
   if (finite_check_.check(lmp, nullptr, finite, eflag || vflag, finite_check_subject())) {
-    if (on_device) zero_non_finite_device_forces();
-    else zero_non_finite(result_.forces.data(), n_forces);
+    if (on_space) zero_non_finite_forces(forces);
+    else zero_non_finite(forces, n_forces);
   }
   timing_.lap(RunTiming::checks);
 
@@ -167,12 +171,12 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   if (report_pending_) log_halo_report();
 }
 
-// Whether every force component the model left on the device is finite: one reduction, one
-// integer back to the host.
-template <class DeviceType> bool PairDistspecKokkos<DeviceType>::device_forces_finite() const
+// Whether every force component the model left is finite: one reduction, one integer back to
+// the host.
+template <class DeviceType> bool PairDistspecKokkos<DeviceType>::forces_finite(const double *data) const
 {
   using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  const Kokkos::View<const double *, DeviceType, Unmanaged> forces(result_.device.forces, 3 * graph_.n_rows());
+  const Kokkos::View<const double *, DeviceType, Unmanaged> forces(data, 3 * graph_.n_rows());
   int non_finite = 0;
   Kokkos::parallel_reduce(
       "DistSpec::PairDistspecKokkos::finite_forces", Kokkos::RangePolicy<DeviceType>(0, forces.extent(0)),
@@ -181,11 +185,11 @@ template <class DeviceType> bool PairDistspecKokkos<DeviceType>::device_forces_f
   return non_finite == 0;
 }
 
-// Non-finite force components the model left on the device set to 0.
-template <class DeviceType> void PairDistspecKokkos<DeviceType>::zero_non_finite_device_forces()
+// Non-finite force components set to 0.
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::zero_non_finite_forces(double *data)
 {
   using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  const Kokkos::View<double *, DeviceType, Unmanaged> forces(result_.device.forces, 3 * graph_.n_rows());
+  const Kokkos::View<double *, DeviceType, Unmanaged> forces(data, 3 * graph_.n_rows());
   Kokkos::parallel_for(
       "DistSpec::PairDistspecKokkos::zero_non_finite_forces", Kokkos::RangePolicy<DeviceType>(0, forces.extent(0)),
       KOKKOS_LAMBDA(const std::size_t k) {

@@ -53,8 +53,10 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   void promote_shard_fields();
   void rebuild_edge_arrays();
   void write_back_views();
-  bool device_forces_finite() const;
-  void zero_non_finite_device_forces();
+  // Over the model's forces in DeviceType memory (a CUDA model's, or any model's on a host
+  // space), on DeviceType's threads.
+  bool forces_finite(const double *forces) const;
+  void zero_non_finite_forces(double *forces);
 
  protected:
   void check_device() const override;
