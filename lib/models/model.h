@@ -155,6 +155,10 @@ struct ModelInfo {
   // Maps every halo row onto its owner (AtomGraph::owner_rows) rather than reading halo rows: a
   // serial model, which runs on one rank only, where every atom's owner is local.
   bool needs_owner_rows = false;
+  // Per element (ModelInfo::elements order), the atomic mass the model's potential file gives,
+  // which pair_coeff sets on the element's atom types as LAMMPS' eam styles do; empty: the
+  // model gives none (the input script's `mass` commands alone set them).
+  std::vector<double> element_masses;
 };
 
 struct ModelFile;

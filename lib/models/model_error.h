@@ -10,6 +10,7 @@ inline constexpr char unknown_key[] = "model.unknown_key";  // a key the format 
 inline constexpr char value[] = "model.value";              // right type, unacceptable value
 inline constexpr char io[] = "model.io";                    // a referenced file cannot be read
 inline constexpr char table[] = "model.table";              // a LAMMPS potential file is malformed
+inline constexpr char potential_file[] = "model.potential_file";  // a LAMMPS potential file where a model file belongs
 inline constexpr char op_args[] = "model.op_args";          // an op got arguments of the wrong shape
 inline constexpr char device[] = "model.device";            // no CUDA build or device, or a CUDA call failed
 // The system cannot run under the model (its cell, its net charge). Raised only from quantities

@@ -5,6 +5,7 @@
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
 #include "distspec/strict_json.h"
+#include "models/eam/potential_file_hint.h"
 #include "models/model_factory.h"
 
 namespace distspec::models {
@@ -135,6 +136,8 @@ std::string ModelFile::resolve(const std::string& relative) const {
 }
 
 ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override) {
+  // A LAMMPS potential file where the model file belongs: say so, with the lines to write.
+  if (auto hint = eam::potential_file_hint(bytes, path)) throw *hint;
   try {
     return parse(parse_json_strict(bytes, path), path, spec_override);
   } catch (const Error& e) {

@@ -206,6 +206,12 @@ void PairDistspec::coeff(int narg, char **arg)
       mapped += setflag[i][j];
     }
   if (mapped == 0) error->all(FLERR, "pair_coeff distspec: every atom type is NULL; map at least one to an element");
+
+  // A potential file's masses, as pair_style eam and eam/alloy set them (a later `mass` wins).
+  const auto &masses = model_->info().element_masses;
+  if (!masses.empty())
+    for (int t = 1; t <= ntypes; ++t)
+      if (type_to_species_[t] >= 0) atom->set_mass(FLERR, t, masses[type_to_species_[t]]);
 }
 
 // Rank 0 reads the model file and broadcasts it; every rank parses it, so all fail together.

@@ -153,6 +153,13 @@ std::vector<BadInput> build()
                 "All pair coeffs are not set"));
   add(input_row("model_path_missing", kArgon + "pair_style distspec\npair_coeff * * @DIR@/no_such_model.json Ar\n" + kRun,
                 "no_such_model.json: cannot open file"));
+  // A user switching from pair_style eam/alloy or eam gives the potential file itself.
+  add(input_row("setfl_file_as_model_file", kCopper + "pair_style distspec\npair_coeff * * @POT@/CuNi.eam.alloy Cu\n" + kRun,
+                "CuNi.eam.alloy: this is a LAMMPS setfl potential file (pair_style eam/alloy; elements \"Ni\", \"Cu\"), "
+                "not a DISTSPEC model file"));
+  add(input_row("funcfl_file_as_model_file", kCopper + "pair_style distspec\npair_coeff * * @POT@/Cu_u3.eam Cu\n" + kRun,
+                "\"elements\": [\"Cu\"],\n  \"parameters\": {\"file_format\": \"funcfl\"},\n  "
+                "\"parameters_file\": \"Cu_u3.eam\""));
   add(input_row("run_before_pair_coeff", kArgon + "pair_style distspec\n" + kRun, "All pair coeffs are not set"));
   add(input_row("units_lj", with(kArgon, "units metal", "units lj") + "pair_style distspec\n" + lj + kRun,
                 "is in 'metal' units, this run uses 'units lj'"));

@@ -202,4 +202,25 @@ TEST(NveDrift, NoWorseThanNativeStyles)
   }
 }
 
+// pair_coeff sets the masses of the types it maps from the potential file, as pair_style eam and
+// eam/alloy do: from a deck whose masses are all 1, both styles leave the same masses (the
+// file's, not 1), and a `mass` command after pair_coeff still wins in both.
+TEST(Masses, SetFromThePotentialFileAsNativeEamStyles)
+{
+  auto total_mass = [](const std::string &setup, const std::string &pair, const std::string &after) {
+    dt::LammpsSession lmp;
+    lmp.run("plugin load " + dt::plugin_path() + "\n" + setup + "\nmass * 1.0\n" + pair + "\n" + after +
+            "compute m all property/atom mass\ncompute total all reduce sum c_m c_m\nrun 0 post no\n");
+    return std::make_pair(lmp.compute_vector("total", 2)[0], lmp.natoms());
+  };
+  for (const Deck &d : {copper_eam_funcfl(), cuni_eam_alloy()}) {
+    SCOPED_TRACE(d.name);
+    const auto [native, n] = total_mass(d.setup, d.reference, "");
+    const auto [ours, n_ours] = total_mass(d.setup, d.distspec, "");
+    EXPECT_GT(native, 50.0 * n);    // the file's masses (Cu 63.5, Ni 58.7), not the deck's 1
+    EXPECT_DOUBLE_EQ(ours, native);
+    EXPECT_DOUBLE_EQ(total_mass(d.setup, d.distspec, "mass * 2.0\n").first, 2.0 * n_ours);
+  }
+}
+
 }  // namespace

@@ -80,6 +80,40 @@ TEST(ModelFile, ShippedFilesReadAndBuild) {
 }
 
 // The spec files in potentials/specs are nvalchemi's bytes: reading and writing gives them back.
+// A LAMMPS potential file given as the model file (a user switching from pair_style eam or
+// eam/alloy): the error says which kind it is, and the model file its hint shows reads, builds
+// and names the file's elements and cutoff (against the shipped model files of the same files).
+TEST(ModelFile, LammpsPotentialFileGetsTheModelFileToWrite) {
+  struct Expect {
+    const char* file;
+    const char* kind;
+    std::vector<std::string> elements;
+    const char* shipped;
+  };
+  for (const Expect& x : {Expect{"CuNi.eam.alloy", "setfl potential file", {"Ni", "Cu"}, "cuni_eam_alloy.json"},
+                          Expect{"Cu_u3.eam", "funcfl potential file", {"Cu"}, "cu_eam_u3.json"}}) {
+    SCOPED_TRACE(x.file);
+    const std::string path = potentials(x.file);
+    const Error e = error_of([&] { models::read_model_file(path); });
+    EXPECT_EQ(e.id(), "model.potential_file");
+    EXPECT_EQ(e.file(), path);
+    EXPECT_NE(e.message().find(x.kind), std::string::npos) << e.message();
+    const std::string& hint = e.hint();
+    const auto begin = hint.find("{\n"), end = hint.find("\n}");
+    ASSERT_NE(begin, std::string::npos) << hint;
+    ASSERT_NE(end, std::string::npos) << hint;
+    const models::ModelFile m = models::parse_model_file(hint.substr(begin, end + 2 - begin), kPath, "");
+    EXPECT_EQ(m.architecture, "eam");
+    EXPECT_EQ(m.elements, x.elements);
+    EXPECT_EQ(m.parameters_file, path);
+    EXPECT_DOUBLE_EQ(m.cutoff, models::read_model_file(potentials(x.shipped)).cutoff);
+    EXPECT_NO_THROW(models::make_model(m));
+  }
+  // Anything else that is not JSON still gets the JSON reader's error.
+  const Error text = error_of([&] { models::parse_model_file("pair_style eam\n", kPath, ""); });
+  EXPECT_NE(text.message().find("invalid JSON"), std::string::npos) << text.what();
+}
+
 TEST(ModelFile, ShippedSpecsRoundTripByteForByte) {
   for (const char* name : {"specs/lj_halo.json", "specs/eam_halo.json"}) {
     const std::string bytes = models::read_file_bytes(potentials(name));

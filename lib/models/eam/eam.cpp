@@ -148,6 +148,7 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   info.halo_feature_reads = 1;  // F' of neighbours
   info.ops = {kDensityOp, kEmbeddingOp, kForcesOp};
   Tables tables = load_tables(file);
+  info.element_masses = tables.masses;
   if (device == Device::cuda) {
 #ifdef DISTSPEC_WITH_CUDA
     return make_cuda_model(std::move(info), std::move(tables));

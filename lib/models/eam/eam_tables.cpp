@@ -1,5 +1,6 @@
 #include "models/eam/eam_tables.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -40,7 +41,8 @@ class PotentialReader {
   // (TextFileReader::next_dvector).
   std::vector<double> next_dvector(std::size_t n, const std::string& what) {
     std::vector<double> out;
-    out.reserve(n);
+    // The count comes from the file: a corrupt one must not allocate before values run out.
+    out.reserve(std::min<std::size_t>(n, 1u << 20));
     std::string_view line;
     std::vector<std::string_view> words;
     while (out.size() < n) {
@@ -252,6 +254,7 @@ Tables tables_from_funcfl(const std::vector<Funcfl>& files) {
   std::vector<std::vector<double>> z(files.size());
   for (std::size_t a = 0; a < files.size(); ++a) {
     const Funcfl& f = files[a];
+    t.masses.push_back(f.mass);
     t.frho.push_back(interpolate(resample_grid(f.frho, f.drho, t.nrho, t.drho), t.drho));
     t.rhor.push_back(interpolate(resample_grid(f.rhor, f.dr, t.nr, t.dr), t.dr));
     z[a] = resample_grid(f.zr, f.dr, t.nr, t.dr);
@@ -287,6 +290,7 @@ Tables tables_from_setfl(const Setfl& file, const std::vector<std::string>& elem
   t.cutoff = file.cut;
   finish(t);
   for (int e : map) {
+    t.masses.push_back(file.masses[static_cast<std::size_t>(e)]);
     t.frho.push_back(interpolate(file.frho[e], t.drho));
     t.rhor.push_back(interpolate(file.rhor[e], t.dr));
   }

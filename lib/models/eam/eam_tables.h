@@ -83,6 +83,7 @@ struct Tables {
   double rdr = 0.0;    // 1 / dr
   double rhomax = 0.0;
   double cutoff = 0.0;
+  std::vector<double> masses;  // of species a, from the file (pair_eam sets the types' masses from them)
   std::vector<Spline> frho;  // F of species a
   std::vector<Spline> rhor;  // density an atom of species a contributes at distance r
   std::vector<Spline> z2r;   // r phi(r) of the pair (a, b), at pair_index(a, b)
