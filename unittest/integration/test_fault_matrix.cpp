@@ -1,6 +1,10 @@
 // The fault matrix: rank layouts and run sequences that stress domain decomposition, each run
 // on this mpirun's ranks and compared with the same script on one rank (MPI_COMM_SELF, inside
-// the same job). Registered for 1, 2, 3, 4, 6 and 8 ranks (CMakeLists.txt). The materials are
+// the same job). Registered for 1, 2, 3, 4, 6 and 8 ranks (CMakeLists.txt). In a one-rank job,
+// where that would compare a run with itself, the reference is independent of the style's
+// path: LAMMPS' own lj/cut and eam for LJ and EAM, `halo expanded` (ghost atoms computed
+// instead of exchanged per layer) for the message-passing model, and newton off (ghost forces
+// folded by the style, not by LAMMPS' reverse comm) for the torch models. The materials are
 // the built-in models (LJ, EAM, message passing) and, in builds with the torch kind, exported
 // PyTorch models (a toy network; SevenNet-0, trained, fp32, in the static cases).
 //
@@ -114,8 +118,35 @@ double deviation(const std::vector<double>& got, const std::vector<double>& ref,
 }
 
 // The script on every rank of the job, and on rank 0 alone; both must agree within `tolerance`.
+struct Material;
 void expect_same_as_one_rank(const std::string& name, const std::string& script, double tolerance,
-                             double box_length)
+                             double box_length, const Material& m);
+
+// ---- decks ----------------------------------------------------------------------------------
+
+// Argon (LJ) and copper (EAM, message-passing network), fcc, in metal units. `reference` is the
+// pair the one-rank job's reference runs instead of `pair`.
+struct Material {
+  std::string name;
+  double lattice;
+  std::string mass, pair;
+  double tolerance_floor = 0.0;  // a model in fp32 agrees to its own round-off, not 1e-10
+  std::string reference;
+};
+
+// The same pair lines with the expanded ghost shell.
+std::string expanded(const std::string& pair)
+{
+  return replace_all(pair, "pair_style distspec\n", "pair_style distspec halo expanded\n");
+}
+
+Material argon() { return {"lj", 5.26, "mass 1 39.948\n", "pair_style distspec\npair_coeff * * " + dt::potential("lj_argon.json") + " Ar\n", 0.0, "pair_style lj/cut 8.5\npair_coeff 1 1 0.0104 3.4\n"}; }
+Material copper_eam() { return {"eam", 3.615, "mass 1 63.546\n", "pair_style distspec\npair_coeff * * " + dt::potential("cu_eam_u3.json") + " Cu\n", 0.0, "pair_style eam\npair_coeff 1 1 " + dt::potential("Cu_u3.eam") + "\n"}; }
+Material copper_mpnn() { const std::string pair = "pair_style distspec\npair_coeff * * " + dt::potential("cu_mpnn_L2.json") + " Cu\n"; return {"mpnn", 3.615, "mass 1 63.546\n", pair, 0.0, expanded(pair)}; }
+
+// The script on every rank of the job, and on rank 0 alone; both must agree within `tolerance`.
+void expect_same_as_one_rank(const std::string& name, const std::string& script, double tolerance,
+                             double box_length, const Material& m)
 {
   long job = static_cast<long>(getpid());
   MPI_Bcast(&job, 1, MPI_LONG, 0, MPI_COMM_WORLD);
@@ -124,7 +155,10 @@ void expect_same_as_one_rank(const std::string& name, const std::string& script,
 
   Snapshot ref;
   const std::string one_rank = stem + "_one_rank", all_ranks = stem + "_np" + std::to_string(dt::world_size());
-  if (dt::world_rank() == 0) ref = run_script(script, MPI_COMM_SELF, one_rank);
+  if (dt::world_rank() == 0) {
+    ASSERT_NE(script.find(m.pair), std::string::npos) << name << ": the deck runs the material's pair lines";
+    ref = run_script(dt::world_size() == 1 ? replace_all(script, m.pair, m.reference) : script, MPI_COMM_SELF, one_rank);
+  }
   broadcast(ref);
   const Snapshot got = run_script(script, MPI_COMM_WORLD, all_ranks);
   // Restart files (@RUN@.restart), where the script wrote them.
@@ -145,18 +179,6 @@ void expect_same_as_one_rank(const std::string& name, const std::string& script,
                 dt::world_size(), got.natoms, got.pe, pe, x, f);
 }
 
-// ---- decks ----------------------------------------------------------------------------------
-
-// Argon (LJ) and copper (EAM, message-passing network), fcc, in metal units.
-struct Material {
-  std::string name;
-  double lattice;
-  std::string mass, pair;
-  double tolerance_floor = 0.0;  // a model in fp32 agrees to its own round-off, not 1e-10
-};
-Material argon() { return {"lj", 5.26, "mass 1 39.948\n", "pair_style distspec\npair_coeff * * " + dt::potential("lj_argon.json") + " Ar\n"}; }
-Material copper_eam() { return {"eam", 3.615, "mass 1 63.546\n", "pair_style distspec\npair_coeff * * " + dt::potential("cu_eam_u3.json") + " Cu\n"}; }
-Material copper_mpnn() { return {"mpnn", 3.615, "mass 1 63.546\n", "pair_style distspec\npair_coeff * * " + dt::potential("cu_mpnn_L2.json") + " Cu\n"}; }
 
 // Copper with exported PyTorch models (the torch kind), which unittest/torch/make_fixtures.py
 // exports at test time: the 2-layer toy message-passing model (ctest fixture torch_fixtures),
@@ -173,8 +195,11 @@ std::vector<Material> torch_models(TorchModels which)
   const std::string dir = env && *env ? env : DISTSPEC_TORCH_FIXTURES;
   auto add = [&](const std::string& name, const std::string& file, double floor) {
     if (std::ifstream(dir + "/" + file))
-      found.push_back({name, 3.615, "mass 1 63.546\n", "pair_style distspec\npair_coeff * * " + dir + "/" + file + " Cu\n",
-                       floor});
+    {
+      const std::string pair = "pair_style distspec\npair_coeff * * " + dir + "/" + file + " Cu\n";
+      // Reference: newton pair off, where the style folds the ghost rows' forces itself.
+      found.push_back({name, 3.615, "mass 1 63.546\n", pair, floor, "newton off on\n" + pair});
+    }
     else if (dt::world_rank() == 0)
       std::printf("[ fault    ] no %s/%s (ctest torch.fixtures* writes it): no %s rows\n", dir.c_str(), file.c_str(),
                   name.c_str());
@@ -217,7 +242,7 @@ TEST(FaultMatrix, EmptyRanks)
     const std::string deck = header(m) + "region box block 0 8 0 8 0 8\ncreate_box 1 box\n"
                              "region corner block 0 2 0 2 0 2\ncreate_atoms 1 region corner\n" + m.mass + kDisplace;
     expect_same_as_one_rank("empty_ranks_" + m.name, deck + m.pair,
-                            std::max(kStaticTolerance, m.tolerance_floor), 8 * m.lattice);
+                            std::max(kStaticTolerance, m.tolerance_floor), 8 * m.lattice, m);
   }
 }
 
@@ -229,7 +254,7 @@ TEST(FaultMatrix, OneAtomInTotal)
     const std::string deck = header(m) + "region box block 0 1.3 0 1.1 0 1.2\ncreate_box 1 box\n"
                              "create_atoms 1 single 0.3 0.4 0.5\n" + m.mass;
     expect_same_as_one_rank("one_atom_" + m.name, deck + m.pair, std::max(kStaticTolerance, m.tolerance_floor),
-                            1.3 * m.lattice);
+                            1.3 * m.lattice, m);
   }
 }
 
@@ -241,7 +266,7 @@ TEST(FaultMatrix, AllAtomsOnOneRank)
     const std::string deck = header(m, "processors * 1 1\n") + "region box block 0 16 0 2 0 2\ncreate_box 1 box\n"
                              "region slab block 0 1.9 INF INF INF INF\ncreate_atoms 1 region slab\n" + m.mass + kDisplace;
     expect_same_as_one_rank("one_rank_owns_all_" + m.name, deck + m.pair,
-                            std::max(kStaticTolerance, m.tolerance_floor), 16 * m.lattice);
+                            std::max(kStaticTolerance, m.tolerance_floor), 16 * m.lattice, m);
   }
 }
 
@@ -252,7 +277,7 @@ TEST(FaultMatrix, VeryThinSubdomains)
     const std::string deck = header(m, "processors * 1 1\n") + "region box block 0 3 0 3 0 3\ncreate_box 1 box\n"
                              "create_atoms 1 box\n" + m.mass + kDisplace;
     expect_same_as_one_rank("thin_subdomains_" + m.name, deck + m.pair,
-                            std::max(kStaticTolerance, m.tolerance_floor), 3 * m.lattice);
+                            std::max(kStaticTolerance, m.tolerance_floor), 3 * m.lattice, m);
   }
 }
 
@@ -266,7 +291,7 @@ TEST(FaultMatrix, AtomsCrossSubdomainsEveryStep)
   const std::string deck = header(m, "processors * 1 1\n") + "region box block 0 3 0 3 0 3\ncreate_box 1 box\n"
                            "create_atoms 1 box\n" + m.mass + m.pair + "neighbor 1.0 bin\nneigh_modify every 1 delay 0 check no\n" +
                            dynamics(5000.0, 60);
-  expect_same_as_one_rank("hot_crossing_lj", deck, kDynamicTolerance, 3 * m.lattice);
+  expect_same_as_one_rank("hot_crossing_lj", deck, kDynamicTolerance, 3 * m.lattice, m);
 }
 
 // fix balance moves subdomain walls while atoms of a half-filled box move.
@@ -277,7 +302,7 @@ TEST(FaultMatrix, FixBalanceDuringTheRun)
                              "region half block 0 3 INF INF INF INF\ncreate_atoms 1 region half\n" + m.mass + m.pair +
                              "fix balance all balance 5 1.0 shift x 10 1.0\n" + dynamics(600.0, 30);
     expect_same_as_one_rank("fix_balance_" + m.name, deck, kDynamicTolerance,
-                            6 * m.lattice);
+                            6 * m.lattice, m);
   }
 }
 
@@ -289,7 +314,7 @@ TEST(FaultMatrix, RestartThenNewPairCoeff)
   const std::string deck = header(m) + "region box block 0 3 0 3 0 3\ncreate_box 1 box\ncreate_atoms 1 box\n" + m.mass +
                            m.pair + dynamics(800.0, 10) + "write_restart @RUN@.restart\nclear\n" +
                            "plugin load " + dt::plugin_path() + "\nread_restart @RUN@.restart\n" + m.pair + "fix nve all nve\ntimestep 0.002\nrun 10 post no\n";
-  expect_same_as_one_rank("restart_new_pair_coeff_eam", deck, kDynamicTolerance, 3 * m.lattice);
+  expect_same_as_one_rank("restart_new_pair_coeff_eam", deck, kDynamicTolerance, 3 * m.lattice, m);
 }
 
 // `run N pre no post no` in a loop: no init between runs, reneighbouring as the run goes.
@@ -300,7 +325,7 @@ TEST(FaultMatrix, RunPreNoPostNoLoop)
                              m.pair + "neigh_modify every 1 delay 0 check yes\n" + dynamics(900.0, 3) +
                              "run 3 pre no post no\nrun 3 pre no post no\nrun 3 pre no post no\nrun 3 pre no post no\n";
     expect_same_as_one_rank("run_pre_no_loop_" + m.name, deck, kDynamicTolerance,
-                            3 * m.lattice);
+                            3 * m.lattice, m);
   }
 }
 
@@ -312,7 +337,7 @@ TEST(FaultMatrix, DeleteAndCreateAtomsBetweenRuns)
                            m.pair + dynamics(300.0, 5) + "region hole sphere 1.5 1.5 1.5 0.8\n"
                            "delete_atoms region hole\nrun 5 post no\n"
                            "create_atoms 1 single 1.5 1.5 1.5\nrun 5 post no\n";
-  expect_same_as_one_rank("delete_create_lj", deck, kDynamicTolerance, 3 * m.lattice);
+  expect_same_as_one_rank("delete_create_lj", deck, kDynamicTolerance, 3 * m.lattice, m);
 }
 
 }  // namespace
