@@ -110,10 +110,23 @@ inline void expect_half_list_matches_full(models::Model& model, PeriodicGraph g,
   for (int c = 0; c < 6; ++c) EXPECT_NEAR(half.out.virial[c], full.out.virial[c], tol * std::abs(full.out.virial[0]));
 }
 
+// Every output of `many` within `tolerance` (relative to each output's largest value) of `one`.
+inline void expect_outputs_close(const models::ModelOutputs& one, const models::ModelOutputs& many, double tolerance) {
+  auto close = [&](const char* what, const std::vector<double>& a, const std::vector<double>& b) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    double scale = 0.0;
+    for (double v : a) scale = std::max(scale, std::abs(v));
+    for (std::size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(b[k], a[k], tolerance * scale) << what << " " << k;
+  };
+  close("forces", one.forces, many.forces);
+  close("energy rows", one.energy_rows, many.energy_rows);
+  close("virial rows", one.virial_rows, many.virial_rows);
+  close("virial", {one.virial.begin(), one.virial.end()}, {many.virial.begin(), many.virial.end()});
+  EXPECT_NEAR(many.energy, one.energy, tolerance * std::abs(one.energy));
+}
+
 // A model's outputs on 2 and 3 threads equal its outputs on one, to rounding (the threads' sums
 // are added in another order), over `list`.
-// Outputs on 2 and 3 threads against 1, to `tolerance` relative to each output's largest value
-// (the threads sum in other orders).
 inline void expect_threads_match_one_thread(models::Model& model, PeriodicGraph g, const DistributionSpec& spec,
                                             models::EdgeList list, bool newton_on_ends = false,
                                             double tolerance = 1e-12) {
@@ -123,18 +136,7 @@ inline void expect_threads_match_one_thread(models::Model& model, PeriodicGraph 
   for (int threads : {2, 3}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     request.threads = threads;
-    const ModelRun many = run_model(model, g, spec, request);
-    auto close = [&](const char* what, const std::vector<double>& a, const std::vector<double>& b) {
-      ASSERT_EQ(a.size(), b.size()) << what;
-      double scale = 0.0;
-      for (double v : a) scale = std::max(scale, std::abs(v));
-      for (std::size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(b[k], a[k], tolerance * scale) << what << " " << k;
-    };
-    close("forces", one.out.forces, many.out.forces);
-    close("energy rows", one.out.energy_rows, many.out.energy_rows);
-    close("virial rows", one.out.virial_rows, many.out.virial_rows);
-    close("virial", {one.out.virial.begin(), one.out.virial.end()}, {many.out.virial.begin(), many.out.virial.end()});
-    EXPECT_NEAR(many.out.energy, one.out.energy, tolerance * std::abs(one.out.energy));
+    expect_outputs_close(one.out, run_model(model, g, spec, request).out, tolerance);
   }
 }
 

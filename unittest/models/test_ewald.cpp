@@ -173,18 +173,7 @@ TEST(Ewald, ThreadsGiveTheOneThreadOutputs) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     models::OutputRequest request{true, true, true};
     request.threads = threads;
-    const models::ModelOutputs many = compute(*model, g, file.spec.core, nullptr, request);
-    auto close = [](const char* what, const std::vector<double>& a, const std::vector<double>& b) {
-      ASSERT_EQ(a.size(), b.size()) << what;
-      double scale = 0.0;
-      for (double v : a) scale = std::max(scale, std::abs(v));
-      for (std::size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(b[k], a[k], 1e-12 * scale) << what << " " << k;
-    };
-    close("forces", one.forces, many.forces);
-    close("energy rows", one.energy_rows, many.energy_rows);
-    close("virial rows", one.virial_rows, many.virial_rows);
-    close("virial", {one.virial.begin(), one.virial.end()}, {many.virial.begin(), many.virial.end()});
-    EXPECT_NEAR(many.energy, one.energy, 1e-12 * std::abs(one.energy));
+    expect_outputs_close(one, compute(*model, g, file.spec.core, nullptr, request), 1e-12);
   }
 }
 
