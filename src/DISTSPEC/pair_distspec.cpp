@@ -98,7 +98,7 @@ void PairDistspec::settings(int narg, char **arg)
 
 void PairDistspec::check_device() const
 {
-  if (settings_.device != DistspecSettings::Device::cuda) return;
+  if (settings_.device != distspec::Device::cuda) return;
 #ifdef DISTSPEC_WITH_CUDA
   select_gpu();
 #else
@@ -109,7 +109,7 @@ void PairDistspec::check_device() const
 
 distspec::Device PairDistspec::model_device() const
 {
-  return settings_.device == DistspecSettings::Device::cuda ? distspec::Device::cuda : distspec::Device::cpu;
+  return settings_.device;
 }
 
 // One GPU per rank by node-local rank: GPU (local rank % GPUs on the node). More ranks on a node
@@ -322,8 +322,7 @@ distspec::models::HostFacts PairDistspec::host_facts() const
   host.bonds_scale_coulomb = atom->nbonds > 0 &&
       (force->special_coul[1] != 1.0 || force->special_coul[2] != 1.0 || force->special_coul[3] != 1.0);
   host.special_coul = fmt::format("{} {} {}", force->special_coul[1], force->special_coul[2], force->special_coul[3]);
-  host.halo = settings_.halo == DistspecSettings::Halo::expanded ? distspec::HaloStrategy::expanded
-                                                                 : distspec::HaloStrategy::per_layer;
+  host.halo = settings_.halo;
   host.strict = settings_.strict;
   return host;
 }

@@ -64,7 +64,7 @@ template <class DeviceType> PairDistspecKokkos<DeviceType>::~PairDistspecKokkos(
 
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::check_device() const
 {
-  if (settings_.device == DistspecSettings::Device::cuda && kHostKernels)
+  if (settings_.device == distspec::Device::cuda && kHostKernels)
     error->all(FLERR,
                "pair_style distspec/kk: device cuda, but this Kokkos execution space ({}) runs on the host; with "
                "-sf kk the model runs where Kokkos runs: drop the device keyword, or use a LAMMPS whose KOKKOS "

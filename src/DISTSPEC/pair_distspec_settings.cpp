@@ -50,9 +50,10 @@ DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
     if (key == "spec") {
       s.spec_file = value_of(words, i, {});
     } else if (key == "halo") {
-      s.halo = value_of(words, i, {"per_layer", "expanded"}) == "expanded" ? Halo::expanded : Halo::per_layer;
+      s.halo = value_of(words, i, {"per_layer", "expanded"}) == "expanded" ? distspec::HaloStrategy::expanded
+                                                                               : distspec::HaloStrategy::per_layer;
     } else if (key == "device") {
-      s.device = value_of(words, i, {"cpu", "cuda"}) == "cuda" ? Device::cuda : Device::cpu;
+      s.device = value_of(words, i, {"cpu", "cuda"}) == "cuda" ? distspec::Device::cuda : distspec::Device::cpu;
     } else if (key == "strict") {
       s.strict = yes_no(words, i);
     } else if (key == "precision") {
@@ -81,7 +82,7 @@ DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
   return s;
 }
 
-const char *DistspecSettings::name(Halo h)
+const char *DistspecSettings::name(distspec::HaloStrategy h)
 {
-  return h == Halo::expanded ? "expanded" : "per_layer";
+  return h == distspec::HaloStrategy::expanded ? "expanded" : "per_layer";
 }
