@@ -53,7 +53,7 @@ void LammpsHaloExchange::set_device_rows(bool on)
 #endif
 }
 
-void LammpsHaloExchange::settle()
+void LammpsHaloExchange::wait_for_device()
 {
   if (device_rows_) distspec::DeviceRowPacker::synchronize();
 }

@@ -43,7 +43,7 @@ class LammpsHaloExchange final : public distspec::HaloExchange {
   // Whether the model hands over rows in GPU memory (a CUDA model). Host rows are still accepted.
   void set_device_rows(bool on);
   bool accepts_device_rows() const override { return device_rows_; }
-  void settle() override;
+  void wait_for_device() override;
 
   std::size_t n_owned() const override { return n_owned_; }
   std::size_t n_halo() const override { return n_halo_; }

@@ -49,7 +49,7 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public distsp
   // Rows in GPU memory (a CUDA execution space) are packed where they are, by the Kokkos callbacks.
   bool accepts_device_rows() const override { return !kHostReadable; }
   // Kokkos kernels and a CUDA model's kernels still queued on the rows.
-  void settle() override { Kokkos::fence(); }
+  void wait_for_device() override { Kokkos::fence(); }
   std::size_t n_owned() const override { return n_owned_; }
   std::size_t n_halo() const override { return n_halo_; }
   int n_ranks() const override;

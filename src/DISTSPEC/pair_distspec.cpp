@@ -223,7 +223,7 @@ void PairDistspec::load_model(const std::string &model_path)
         distspec::models::parse_model_file(bytes, model_path, settings_.spec_file));
     if (!settings_.precision.empty()) model_file_->precision = settings_.precision;
     model_ = distspec::models::make_model(*model_file_, model_device());
-    outputs_ = OutputPlan::from_spec(model_file_->spec);
+    output_plan_ = OutputPlan::from_spec(model_file_->spec);
     model_fingerprint_ = model_fingerprint(*model_file_);
   });
 }
@@ -296,8 +296,8 @@ distspec_compat::NeighborListKind PairDistspec::neighbor_list_kind() const
 
 bool PairDistspec::halo_shares_folded() const
 {
-  return force->newton_pair && !outputs_.forces_owned_only && !outputs_.energy_rows_owned_only &&
-      !outputs_.virial_rows_owned_only;
+  return force->newton_pair && !output_plan_.forces_owned_only && !output_plan_.energy_rows_owned_only &&
+      !output_plan_.virial_rows_owned_only;
 }
 
 bool PairDistspec::halo_rows_stay_zero() const
@@ -355,7 +355,7 @@ void PairDistspec::log_setup() const
   for (const auto &helper : spec.core.third_party_helpers)
     text += fmt::format("DISTSPEC:   helper {}: {}\n", distspec::helper_target(helper),
                         distspec::native_meaning(helper).value_or("not applicable natively"));
-  text += "DISTSPEC: outputs: " + outputs_.describe();
+  text += "DISTSPEC: outputs: " + output_plan_.describe();
   utils::logmesg(lmp, text);
 }
 
@@ -390,9 +390,9 @@ void PairDistspec::compute(int eflag, int vflag)
   run_model("distspec");
   // At once on the steps LAMMPS reads the energy or virial; else agreed at the next step, with
   // this step's non-finite forces zeroed meanwhile (finite_outputs.h).
-  double *forces = result_.forces.data();
+  double *forces = model_outputs_.forces.data();
   const std::size_t n_forces = 3 * graph_.n_rows();
-  const bool finite = std::isfinite(result_.energy) && all_finite(forces, n_forces);
+  const bool finite = std::isfinite(model_outputs_.energy) && all_finite(forces, n_forces);
   if (finite_check_.check(lmp, list, finite, eflag || vflag, finite_check_subject())) zero_non_finite(forces, n_forces);
   timing_.lap(RunTiming::checks);
   write_back();
@@ -435,7 +435,7 @@ void PairDistspec::run_model(const char *style)
   graph_.cell = {domain->xprd, 0.0, 0.0, domain->xy, domain->yprd, 0.0, domain->xz, domain->yz, domain->zprd};
   graph_.periodic = {domain->xperiodic != 0, domain->yperiodic != 0, domain->zperiodic != 0};
   try {
-    model_->compute(graph_, *dispatcher_, request, result_);
+    model_->compute(graph_, *dispatcher_, request, model_outputs_);
   } catch (const distspec::Error &e) {
     // Errors about the system itself come from quantities every rank shares (the box, a net
     // charge after an all-reduce): every rank raises them, so every rank stops together. One
@@ -583,26 +583,26 @@ void PairDistspec::write_back()
     else if (!halo_zero) halo_.reverse(distspec::Rows<double>{rows.data(), n_rows, width});
   };
 
-  if (eflag_global) eng_vdwl += result_.energy;
+  if (eflag_global) eng_vdwl += model_outputs_.energy;
 
   // Under newton_pair on, LAMMPS' reverse comm of f folds ghost partials itself.
   double **f = atom->f;
-  if (outputs_.forces_owned_only) zero_halo(result_.forces, 3);
-  else if (!force->newton_pair) fold(result_.forces, 3, false);
+  if (output_plan_.forces_owned_only) zero_halo(model_outputs_.forces, 3);
+  else if (!force->newton_pair) fold(model_outputs_.forces, 3, false);
   const int force_rows = force->newton_pair && !halo_zero ? nall : nlocal;
   for (int i = 0; i < force_rows; ++i)
-    for (int c = 0; c < 3; ++c) f[i][c] += result_.forces[3 * i + c];
+    for (int c = 0; c < 3; ++c) f[i][c] += model_outputs_.forces[3 * i + c];
 
   if (eflag_atom) {
-    fold(result_.energy_rows, 1, outputs_.energy_rows_owned_only);
-    for (int i = 0; i < nlocal; ++i) eatom[i] += result_.energy_rows[i];
+    fold(model_outputs_.energy_rows, 1, output_plan_.energy_rows_owned_only);
+    for (int i = 0; i < nlocal; ++i) eatom[i] += model_outputs_.energy_rows[i];
   }
   if (vflag_global)
-    for (int k = 0; k < 6; ++k) virial[k] += result_.virial[k];
+    for (int k = 0; k < 6; ++k) virial[k] += model_outputs_.virial[k];
   if (vflag_atom) {
-    fold(result_.virial_rows, 6, outputs_.virial_rows_owned_only);
+    fold(model_outputs_.virial_rows, 6, output_plan_.virial_rows_owned_only);
     for (int i = 0; i < nlocal; ++i)
-      for (int k = 0; k < 6; ++k) vatom[i][k] += result_.virial_rows[6 * i + k];
+      for (int k = 0; k < 6; ++k) vatom[i][k] += model_outputs_.virial_rows[6 * i + k];
   }
 }
 
@@ -635,6 +635,6 @@ double PairDistspec::memory_usage()
 {
   double bytes = Pair::memory_usage();
   bytes += sizeof(int) * (species_.capacity() + receivers_.capacity() + offsets_.capacity() + senders_.capacity());
-  bytes += sizeof(double) * (result_.forces.capacity() + result_.energy_rows.capacity() + result_.virial_rows.capacity());
+  bytes += sizeof(double) * (model_outputs_.forces.capacity() + model_outputs_.energy_rows.capacity() + model_outputs_.virial_rows.capacity());
   return bytes;
 }

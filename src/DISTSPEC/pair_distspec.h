@@ -105,7 +105,7 @@ class PairDistspec : public distspec_compat::PairWithEndOfRun {
   std::uint64_t model_fingerprint_ = 0;    // what this rank read (rank_agreement.h)
   std::unique_ptr<distspec::Dispatcher> dispatcher_;
   LammpsHaloExchange halo_;
-  OutputPlan outputs_;
+  OutputPlan output_plan_;    // how the spec's output lists return energy, forces and virial to LAMMPS
 
   std::vector<int> type_to_species_;    // per LAMMPS type (1-based), -1 = NULL
   std::vector<std::string> type_elements_;
@@ -122,7 +122,7 @@ class PairDistspec : public distspec_compat::PairWithEndOfRun {
   std::vector<int> newton_on_ends_rows_;
   bool report_pending_ = false;    // log the halo report after the first step of a run
   std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)
-  distspec::models::ModelOutputs result_;
+  distspec::models::ModelOutputs model_outputs_;    // what the model computed this step
   // The atom data live in GPU memory (distspec/kk under CUDA): a CUDA model leaves its per-row
   // outputs there (OutputRequest::rows_on_device).
   bool rows_on_device_ = false;

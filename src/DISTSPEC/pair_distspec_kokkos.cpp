@@ -153,12 +153,12 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   // step's non-finite forces zeroed meanwhile (finite_outputs.h).
   // The forces in DeviceType memory are checked on its threads; a CPU model's under a device
   // space on the host.
-  const bool on_device = result_.rows_on_device();
+  const bool on_device = model_outputs_.rows_on_device();
   const std::size_t n_forces = 3 * graph_.n_rows();
-  double *forces = on_device ? result_.device.forces : result_.forces.data();
+  double *forces = on_device ? model_outputs_.device.forces : model_outputs_.forces.data();
   const bool on_space = on_device || kHostKernels;
   const bool finite =
-      std::isfinite(result_.energy) && (on_space ? forces_finite(forces) : all_finite(forces, n_forces));
+      std::isfinite(model_outputs_.energy) && (on_space ? forces_finite(forces) : all_finite(forces, n_forces));
   if (finite_check_.check(lmp, nullptr, finite, eflag || vflag, finite_check_subject())) {
     if (on_space) zero_non_finite_forces(forces);
     else zero_non_finite(forces, n_forces);
@@ -360,16 +360,16 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
     if (!halo_zero) halo_kk_.reverse(distspec::Rows<double>{rows, n_rows, width});
   };
 
-  if (eflag_global) eng_vdwl += result_.energy;
+  if (eflag_global) eng_vdwl += model_outputs_.energy;
   if (vflag_global)
-    for (int k = 0; k < 6; ++k) virial[k] += result_.virial[k];
+    for (int k = 0; k < 6; ++k) virial[k] += model_outputs_.virial[k];
 
   // Forces. newton_pair on: ghost partials go into f's ghost rows and LAMMPS' reverse comm of f
   // folds them; off: the style folds them first. Owned-only forces have nothing on ghost rows
   // (the plain style zeroes them): only owned rows are added.
-  const bool owned_only = outputs_.forces_owned_only;
-  double *force_data = result_.device.forces ? result_.device.forces
-                                             : rows_for_device(result_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
+  const bool owned_only = output_plan_.forces_owned_only;
+  double *force_data = model_outputs_.device.forces ? model_outputs_.device.forces
+                                             : rows_for_device(model_outputs_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
   if (!owned_only && !force->newton_pair) fold(force_data, 3);
   const int force_rows = (force->newton_pair && !owned_only && !halo_zero) ? nall : nlocal;
   {
@@ -390,10 +390,10 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
       memoryKK->destroy_kokkos(k_eatom, eatom);
       memoryKK->create_kokkos(k_eatom, eatom, maxeatom, "pair:eatom");
     }
-    double *data = result_.device.energy_rows
-        ? result_.device.energy_rows
-        : rows_for_device(result_.energy_rows, d_energy_rows_, "DistSpec::PairDistspecKokkos::energy_rows");
-    if (!outputs_.energy_rows_owned_only) fold(data, 1);
+    double *data = model_outputs_.device.energy_rows
+        ? model_outputs_.device.energy_rows
+        : rows_for_device(model_outputs_.energy_rows, d_energy_rows_, "DistSpec::PairDistspecKokkos::energy_rows");
+    if (!output_plan_.energy_rows_owned_only) fold(data, 1);
     auto d_eatom = k_eatom.template view<DeviceType>();
     const Kokkos::View<const double *, DeviceType, Unmanaged> energy_rows(data, n_rows);
     Kokkos::parallel_for(
@@ -407,10 +407,10 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
       memoryKK->destroy_kokkos(k_vatom, vatom);
       memoryKK->create_kokkos(k_vatom, vatom, maxvatom, "pair:vatom");
     }
-    double *data = result_.device.virial_rows
-        ? result_.device.virial_rows
-        : rows_for_device(result_.virial_rows, d_virial_rows_, "DistSpec::PairDistspecKokkos::virial_rows");
-    if (!outputs_.virial_rows_owned_only) fold(data, 6);
+    double *data = model_outputs_.device.virial_rows
+        ? model_outputs_.device.virial_rows
+        : rows_for_device(model_outputs_.virial_rows, d_virial_rows_, "DistSpec::PairDistspecKokkos::virial_rows");
+    if (!output_plan_.virial_rows_owned_only) fold(data, 6);
     auto d_vatom = k_vatom.template view<DeviceType>();
     const Kokkos::View<const double *[6], Kokkos::LayoutRight, DeviceType, Unmanaged> virial_rows(data, n_rows);
     Kokkos::parallel_for(

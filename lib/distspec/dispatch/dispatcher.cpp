@@ -86,7 +86,7 @@ HaloExchange& Dispatcher::halo() const {
 template <class T>
 void Dispatcher::forward(Rows<T> rows) {
   HaloExchange& h = halo();
-  h.settle();
+  h.wait_for_device();
   const auto start = std::chrono::steady_clock::now();
   h.forward(rows);
   stats_.seconds += seconds_since(start);
@@ -97,7 +97,7 @@ void Dispatcher::forward(Rows<T> rows) {
 template <class T>
 void Dispatcher::reverse(Rows<T> rows) {
   HaloExchange& h = halo();
-  h.settle();
+  h.wait_for_device();
   const auto start = std::chrono::steady_clock::now();
   h.reverse(rows);
   stats_.seconds += seconds_since(start);
@@ -124,7 +124,7 @@ void Dispatcher::after_scatter(Rows<T> acc) {
 
 void Dispatcher::all_reduce_sum(double* values, std::size_t n) {
   HaloExchange& h = halo();
-  h.settle();
+  h.wait_for_device();
   const auto start = std::chrono::steady_clock::now();
   h.all_reduce_sum(values, n);
   stats_.seconds += seconds_since(start);

@@ -17,7 +17,7 @@ void check(cudaError_t status, const char* what) {
 
 }  // namespace
 
-void DeviceStagingHaloExchange::settle() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+void DeviceStagingHaloExchange::wait_for_device() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 bool is_device_pointer(const void* p) {
   if (!p) return false;

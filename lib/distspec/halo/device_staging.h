@@ -42,7 +42,7 @@ class DeviceStagingHaloExchange final : public HaloExchange {
   // `values` may be host or device memory.
   void all_reduce_sum(double* values, std::size_t n) override;
   // The device's queued kernels: the staging copies would wait for them anyway.
-  void settle() override;
+  void wait_for_device() override;
 
  private:
   HaloExchange& host() const;

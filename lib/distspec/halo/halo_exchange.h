@@ -33,7 +33,7 @@ class HaloExchange {
 
   // Waits for work still queued on the rows (a device model's kernels run asynchronously), so
   // that the time of the exchange that follows is the exchange's own. Host exchanges have none.
-  virtual void settle() {}
+  virtual void wait_for_device() {}
 
   std::size_t n_rows() const { return n_owned() + n_halo(); }
 };
