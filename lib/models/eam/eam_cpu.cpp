@@ -133,9 +133,10 @@ void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const
     const int a = edges.species[i], b = edges.species[j];
     const double r = std::sqrt(rsq);
     const Knot k = t.r_knot_within_cutoff(r);
-    // rhoip: derivative of the density i gives j; rhojp: of the density j gives i.
+    // rhoip: derivative of the density i gives j; rhojp: of the density j gives i. One table
+    // for a pair of one element (pair_eam.cpp evaluates it twice).
     const double rhoip = spline_slope(t.rhor[static_cast<std::size_t>(a)], k);
-    const double rhojp = spline_slope(t.rhor[static_cast<std::size_t>(b)], k);
+    const double rhojp = a == b ? rhoip : spline_slope(t.rhor[static_cast<std::size_t>(b)], k);
     const Spline& z2r = t.z2r[Tables::pair_index(a, b)];
     const double z2p = spline_slope(z2r, k);
     const double z2 = spline_value(z2r, k);
