@@ -11,6 +11,7 @@
 
 #include "distspec/error.h"
 #include "models/cuda_common.cuh"
+#include "models/edge_kernel.h"
 #include "models/model_error.h"
 
 namespace distspec::models::cuda {
@@ -462,6 +463,28 @@ double device_sum(const double* x, std::size_t n, DeviceArray<double>& scratch, 
   double sum = 0.0;
   total.download(&sum, 1);
   return sum;
+}
+
+PairTallyArgs unpack_device_edge_args(const char* op, Span<const TensorRef> args) {
+  PairTallyArgs a;
+  const std::size_t n_rows = args[0].rows;
+  a.n_receivers = args[2].rows;
+  a.x = expect_f64(op, "positions", 0, args[0], n_rows, 3, false, Device::cuda);
+  a.species = expect_i32(op, "species", 1, args[1], n_rows, Device::cuda);
+  a.receivers = expect_i32(op, "receivers", 2, args[2], a.n_receivers, Device::cuda);
+  a.offsets = expect_i32(op, "offsets", 3, args[3], a.n_receivers + 1, Device::cuda);
+  a.senders = expect_i32(op, "senders", 4, args[4], args[4].rows, Device::cuda);
+  return a;
+}
+
+double* unpack_device_pair_outputs(const char* op, Span<const TensorRef> outs, std::size_t n_outputs, std::size_t n_rows,
+                                   PairTallyArgs& a) {
+  expect_count(op, "outputs", outs.size(), n_outputs);
+  a.energy = expect_f64(op, "energy rows", 0, outs[0], n_rows, 1, false, Device::cuda);
+  a.forces = expect_f64(op, "forces", 1, outs[1], n_rows, 3, false, Device::cuda);
+  if (n_outputs < 4) return nullptr;
+  a.virial_rows = expect_f64(op, "per-row virial", 3, outs[3], n_rows, 6, true, Device::cuda);
+  return expect_f64(op, "virial", 2, outs[2], 6, 1, true, Device::cuda);
 }
 
 StagedHalo::StagedHalo(Dispatcher& dispatch, DeviceStagingHaloExchange& staging, const char* model)

@@ -260,6 +260,16 @@ struct PairTallyArgs {
   double* receiver_virial = nullptr;  // n_receivers x 6, written (for the global sum); may be null
 };
 
+// A device op's edge-list arguments 0..4 (models/edge_kernel.h) and, for a pair op, its outputs
+// in PairOutputs' layout: device memory and shapes checked as unpack_edge_args and
+// unpack_pair_outputs check host ones, naming `op`. Indices were checked when DeviceGraph
+// uploaded them. Outputs hold n_rows rows (the positions'); `n_outputs` 2 (energy rows, forces) or 4 (with the virial and the per-row
+// virial, either of which may be empty); the global virial output is returned (or null), for
+// the op's add_column_sums over receiver_virial.
+PairTallyArgs unpack_device_edge_args(const char* op, Span<const TensorRef> args);
+double* unpack_device_pair_outputs(const char* op, Span<const TensorRef> outs, std::size_t n_outputs, std::size_t n_rows,
+                                   PairTallyArgs& a);
+
 // Pair: a functor with
 //   __device__ bool operator()(int i, int j, int a, int b, double rsq, double& half_energy, double& fpair) const
 // that returns false for a pair beyond its cutoff; f_ij = fpair * (x_i - x_j).

@@ -4,16 +4,6 @@
 
 #include "lammps_halo_exchange_kokkos.h"
 
-#include "lammps_compat.h"
-
-#include "comm.h"
-#include "lammps.h"
-#include "pair.h"
-
-#include "distspec/error.h"
-
-#include <string>
-
 #ifdef DISTSPEC_WITH_CUDA
 #include "distspec/halo/device_staging.h"
 #endif
@@ -32,20 +22,6 @@ bool distspec_device_values(const double *values)
 #endif
 }
 }    // namespace
-
-template <class DeviceType> int LammpsHaloExchangeKokkos<DeviceType>::n_ranks() const
-{
-  return lmp_->comm->nprocs;
-}
-
-template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::check_width(int width) const
-{
-  if (width > max_width_)
-    throw distspec::Error("halo.width", "", "a halo exchange of rows " + std::to_string(width) +
-                                  " values wide exceeds the pair style's comm buffer width " +
-                                  std::to_string(max_width_),
-                          "the model's comm_width must cover its widest exchanged row");
-}
 
 /* ----------------------------------------------------------------------
    the block in flight
@@ -92,45 +68,36 @@ Kokkos::View<int *, DeviceType> LammpsHaloExchangeKokkos<DeviceType>::swap_list(
    the exchanges the core asks for
 ------------------------------------------------------------------------- */
 
-template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::forward(distspec::Rows<double> rows)
+template <class DeviceType>
+void LammpsHaloExchangeKokkos<DeviceType>::zero_halo_rows(const distspec::Rows<double> &rows)
 {
-  bind(rows);
-  distspec_compat::forward_comm(lmp_->comm, pair_);
-  unbind();
-}
-
-template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::reverse(distspec::Rows<double> rows)
-{
-  bind(rows);
-  distspec_compat::reverse_comm(lmp_->comm, pair_);
-  unbind();
-  // Halo rows have been summed into their owners: they hold nothing of their own any more.
   Kokkos::deep_copy(Kokkos::subview(Block(rows.data, rows.rows, rows.width),
-                                    Kokkos::pair<std::size_t, std::size_t>(n_owned_, n_owned_ + n_halo_), Kokkos::ALL()),
+                                    Kokkos::pair<std::size_t, std::size_t>(n_owned(), n_owned() + n_halo()), Kokkos::ALL()),
                     0.0);
 }
 
-template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::forward(distspec::Rows<float> rows)
+template <class DeviceType>
+template <class Exchange>
+void LammpsHaloExchangeKokkos<DeviceType>::widened(distspec::Rows<float> rows, Exchange exchange)
 {
   const std::size_t n = rows.size();
   if (d_wide_.extent(0) < n)
     d_wide_ = Kokkos::View<double *, DeviceType>(Kokkos::ViewAllocateWithoutInitializing("DistSpec::LammpsHaloExchangeKokkos::wide"), n);
   convert("DistSpec::LammpsHaloExchangeKokkos::widen", n, rows.data, d_wide_.data());
-  forward(distspec::Rows<double>{d_wide_.data(), rows.rows, rows.width});
+  exchange(distspec::Rows<double>{d_wide_.data(), rows.rows, rows.width});
   convert("DistSpec::LammpsHaloExchangeKokkos::narrow", n, d_wide_.data(), rows.data);
   // The model reads the rows next.
   DeviceType().fence();
 }
 
+template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::forward(distspec::Rows<float> rows)
+{
+  widened(rows, [this](distspec::Rows<double> wide) { forward(wide); });
+}
+
 template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::reverse(distspec::Rows<float> rows)
 {
-  const std::size_t n = rows.size();
-  if (d_wide_.extent(0) < n)
-    d_wide_ = Kokkos::View<double *, DeviceType>(Kokkos::ViewAllocateWithoutInitializing("DistSpec::LammpsHaloExchangeKokkos::wide"), n);
-  convert("DistSpec::LammpsHaloExchangeKokkos::widen", n, rows.data, d_wide_.data());
-  reverse(distspec::Rows<double>{d_wide_.data(), rows.rows, rows.width});
-  convert("DistSpec::LammpsHaloExchangeKokkos::narrow", n, d_wide_.data(), rows.data);
-  DeviceType().fence();
+  widened(rows, [this](distspec::Rows<double> wide) { reverse(wide); });
 }
 
 // The values are a model's per-rank partial sums: host memory, or, from a CUDA model, device
@@ -140,11 +107,11 @@ template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::all_reduc
   if (!kHostReadable && distspec_device_values(values)) {
     using Values = Kokkos::View<double *, DeviceType, Unmanaged>;
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Values(values, n));
-    MPI_Allreduce(MPI_IN_PLACE, host.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, lmp_->world);
+    all_reduce_host(host.data(), n);
     Kokkos::deep_copy(Values(values, n), host);
     return;
   }
-  MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, lmp_->world);
+  all_reduce_host(values, n);
 }
 
 /* ----------------------------------------------------------------------

@@ -3,7 +3,7 @@
    memory on DeviceType (pair_style distspec/kk).
 
    Rows [owned | halo] are atoms [0, nlocal) and ghosts [nlocal, nlocal+nghost), as in
-   LammpsHaloExchange. Exchanges run through the pair style's comm callbacks, with the same
+   LammpsHaloExchangeBase. Exchanges run through the pair style's comm callbacks, with the same
    kernels on both of LAMMPS' paths:
    - CommKokkos' device path (a pair whose execution_space is Device) calls the Kokkos
      callbacks, which pack and unpack the rows in place on DeviceType;
@@ -18,14 +18,11 @@
 
 #include "kokkos_type.h"
 
-#include "distspec/halo/halo_exchange.h"
+#include "lammps_halo_exchange_base.h"
 
 namespace LAMMPS_NS {
 
-class LAMMPS;
-class Pair;
-
-template <class DeviceType> class LammpsHaloExchangeKokkos final : public distspec::HaloExchange {
+template <class DeviceType> class LammpsHaloExchangeKokkos final : public LammpsHaloExchangeBase {
  public:
   using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
   // The block in flight: the model's rows, width values each.
@@ -35,29 +32,17 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public distsp
   static constexpr bool kHostReadable =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename DeviceType::memory_space>::accessible;
 
-  LammpsHaloExchangeKokkos(LAMMPS *lmp, Pair *pair) : lmp_(lmp), pair_(pair) {}
-
-  // Row counts of the current step.
-  void resize(std::size_t n_owned, std::size_t n_halo)
-  {
-    n_owned_ = n_owned;
-    n_halo_ = n_halo;
-  }
-  // The widest row one exchange may carry; the pair style's comm_forward / comm_reverse.
-  void set_max_width(int width) { max_width_ = width; }
+  using LammpsHaloExchangeBase::LammpsHaloExchangeBase;
+  using LammpsHaloExchangeBase::forward;
+  using LammpsHaloExchangeBase::reverse;
 
   // Rows in GPU memory (a CUDA execution space) are packed where they are, by the Kokkos callbacks.
   bool accepts_device_rows() const override { return !kHostReadable; }
   // Kokkos kernels and a CUDA model's kernels still queued on the rows.
   void wait_for_device() override { Kokkos::fence(); }
-  std::size_t n_owned() const override { return n_owned_; }
-  std::size_t n_halo() const override { return n_halo_; }
-  int n_ranks() const override;
 
   // data points to DeviceType memory.
-  void forward(distspec::Rows<double> rows) override;
   void forward(distspec::Rows<float> rows) override;
-  void reverse(distspec::Rows<double> rows) override;
   void reverse(distspec::Rows<float> rows) override;
   void all_reduce_sum(double *values, std::size_t n) override;
 
@@ -74,10 +59,10 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public distsp
   }
 
   // The host comm callbacks (classic path).
-  int pack_forward(int n, const int *list, double *buf);
-  void unpack_forward(int n, int first, const double *buf);
-  int pack_reverse(int n, int first, double *buf);
-  void unpack_reverse(int n, const int *list, const double *buf);
+  int pack_forward(int n, const int *list, double *buf) override;
+  void unpack_forward(int n, int first, const double *buf) override;
+  int pack_reverse(int n, int first, double *buf) override;
+  void unpack_reverse(int n, const int *list, const double *buf) override;
 
   // The kernels of both paths; public because CUDA compiles no lambda in a non-public member.
   // Forward: buf[i] = rows[list[i]]; rows[first + i] = buf[i].
@@ -91,19 +76,17 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public distsp
   // fp32 blocks travel as fp64 so reverse sums accumulate in fp64 and round once.
   template <class From, class To> static void convert(const char *label, std::size_t n, const From *from, To *to);
 
+ protected:
+  void bind(const distspec::Rows<double> &rows) override;
+  void unbind() override;
+  void zero_halo_rows(const distspec::Rows<double> &rows) override;
+
  private:
-  void check_width(int width) const;
-  void bind(const distspec::Rows<double> &rows);
-  void unbind();
+  // fp32 blocks through fp64 (d_wide_): `exchange` runs on the widened block.
+  template <class Exchange> void widened(distspec::Rows<float> rows, Exchange exchange);
   // Device scratch for one swap of the classic path: its buffer and send list, grown only.
   Kokkos::View<double *, DeviceType> swap_buffer(std::size_t n);
   Kokkos::View<int *, DeviceType> swap_list(const int *list, int n);
-
-  LAMMPS *lmp_;
-  Pair *pair_;
-  std::size_t n_owned_ = 0;
-  std::size_t n_halo_ = 0;
-  int max_width_ = 0;
 
   int width_ = 0;
   Block d_block_;

@@ -12,6 +12,7 @@
 #include "collective.h"
 #include "finite_outputs.h"
 #include "lammps_compat.h"
+#include "lammps_halo_exchange.h"
 #include "rank_agreement.h"
 
 #include "atom.h"
@@ -38,6 +39,7 @@
 #include <unordered_map>
 
 #ifdef DISTSPEC_WITH_CUDA
+#include "lammps_device_halo_exchange.h"
 #include "models/cuda_runtime.h"
 
 #include <cuda_runtime_api.h>
@@ -56,7 +58,7 @@ std::vector<std::string> words_of(int narg, char **arg)
 
 /* ---------------------------------------------------------------------- */
 
-PairDistspec::PairDistspec(LAMMPS *lmp) : PairWithEndOfRun(lmp), halo_(lmp, this)
+PairDistspec::PairDistspec(LAMMPS *lmp) : PairWithEndOfRun(lmp)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -110,6 +112,15 @@ void PairDistspec::check_device() const
 distspec::Device PairDistspec::model_device() const
 {
   return settings_.device;
+}
+
+// A CUDA model's feature rows stay on the GPU: its exchange packs the rows LAMMPS sends there.
+std::unique_ptr<LammpsHaloExchangeBase> PairDistspec::make_halo_exchange()
+{
+#ifdef DISTSPEC_WITH_CUDA
+  if (model_device() == distspec::Device::cuda) return std::make_unique<LammpsDeviceHaloExchange>(lmp, this);
+#endif
+  return std::make_unique<LammpsHaloExchange>(lmp, this);
 }
 
 // One GPU per rank by node-local rank: GPU (local rank % GPUs on the node). More ranks on a node
@@ -257,9 +268,8 @@ void PairDistspec::init_style()
 
   // The widest row one exchange carries: the model's features, or a per-atom virial fold.
   comm_forward = comm_reverse = std::max(info.comm_width, 6);
-  halo_.set_max_width(comm_forward);
-  // A CUDA model's feature rows stay on the GPU: the exchange packs the rows LAMMPS sends there.
-  halo_.set_device_rows(model_device() == distspec::Device::cuda);
+  halo_ = make_halo_exchange();
+  halo_->set_max_width(comm_forward);
 
   edge_list_ = choose_edge_list();
   newton_on_ends_ = edge_list_ == distspec::models::EdgeList::half_newton_off && info.newton_on_forces &&
@@ -459,8 +469,8 @@ void PairDistspec::build_graph()
 {
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
-  halo_.resize(nlocal, atom->nghost);
-  dispatcher_->attach(halo_);
+  halo_->resize(nlocal, atom->nghost);
+  dispatcher_->attach(*halo_);
 
   species_.resize(nall);
   const int *type = atom->type;
@@ -580,7 +590,7 @@ void PairDistspec::write_back()
   };
   auto fold = [&](std::vector<double> &rows, int width, bool owned_only) {
     if (owned_only) zero_halo(rows, width);
-    else if (!halo_zero) halo_.reverse(distspec::Rows<double>{rows.data(), n_rows, width});
+    else if (!halo_zero) halo_->reverse(distspec::Rows<double>{rows.data(), n_rows, width});
   };
 
   if (eflag_global) eng_vdwl += model_outputs_.energy;
@@ -613,22 +623,22 @@ void PairDistspec::write_back()
 int PairDistspec::pack_forward_comm(int n, int *list, double *buf, int /*pbc_flag*/, int * /*pbc*/)
 {
   // Feature rows carry no coordinates: periodic shifts do not apply.
-  return halo_.pack_forward(n, list, buf);
+  return halo_->pack_forward(n, list, buf);
 }
 
 void PairDistspec::unpack_forward_comm(int n, int first, double *buf)
 {
-  halo_.unpack_forward(n, first, buf);
+  halo_->unpack_forward(n, first, buf);
 }
 
 int PairDistspec::pack_reverse_comm(int n, int first, double *buf)
 {
-  return halo_.pack_reverse(n, first, buf);
+  return halo_->pack_reverse(n, first, buf);
 }
 
 void PairDistspec::unpack_reverse_comm(int n, int *list, double *buf)
 {
-  halo_.unpack_reverse(n, list, buf);
+  halo_->unpack_reverse(n, list, buf);
 }
 
 double PairDistspec::memory_usage()

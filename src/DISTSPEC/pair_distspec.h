@@ -20,7 +20,7 @@ PairStyle(distspec,PairDistspec);
 
 #include "finite_outputs.h"
 #include "lammps_compat.h"
-#include "lammps_halo_exchange.h"
+#include "lammps_halo_exchange_base.h"
 #include "output_consolidation.h"
 #include "pair_distspec_settings.h"
 #include "run_timing.h"
@@ -66,6 +66,9 @@ class PairDistspec : public distspec_compat::PairWithEndOfRun {
   void select_gpu() const;    // device cuda: this rank's GPU by node-local rank
   // Where the model's kernels run: the device keyword; the KOKKOS variant follows its execution space.
   virtual distspec::Device model_device() const;
+  // The halo exchange for where the model's rows live: host rows, a CUDA model's device rows;
+  // the KOKKOS variant's, Kokkos views.
+  virtual std::unique_ptr<LammpsHaloExchangeBase> make_halo_exchange();
   // CPU threads for the model's kernels: the threads keyword; the KOKKOS variant's host threads.
   virtual int model_threads() const { return settings_.threads; }
   void load_model(const std::string &model_path);
@@ -104,7 +107,8 @@ class PairDistspec : public distspec_compat::PairWithEndOfRun {
   std::unique_ptr<distspec::models::Model> model_;
   std::uint64_t model_fingerprint_ = 0;    // what this rank read (rank_agreement.h)
   std::unique_ptr<distspec::Dispatcher> dispatcher_;
-  LammpsHaloExchange halo_;
+  // The exchange of this run's rows (make_halo_exchange), made by init_style.
+  std::unique_ptr<LammpsHaloExchangeBase> halo_;
   OutputPlan output_plan_;    // how the spec's output lists return energy, forces and virial to LAMMPS
 
   std::vector<int> type_to_species_;    // per LAMMPS type (1-based), -1 = NULL

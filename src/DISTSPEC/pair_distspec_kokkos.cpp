@@ -42,7 +42,7 @@ template <class View> void grow_to(View &view, std::size_t n, const char *label,
 /* ---------------------------------------------------------------------- */
 
 template <class DeviceType>
-PairDistspecKokkos<DeviceType>::PairDistspecKokkos(LAMMPS *lmp) : PairDistspec(lmp), halo_kk_(lmp, this)
+PairDistspecKokkos<DeviceType>::PairDistspecKokkos(LAMMPS *lmp) : PairDistspec(lmp)
 {
   kokkosable = 1;
   atomKK = static_cast<AtomKokkos *>(atom);
@@ -86,6 +86,14 @@ template <class DeviceType> distspec::Device PairDistspecKokkos<DeviceType>::mod
   return kHostKernels ? distspec::Device::cpu : distspec::Device::cuda;
 }
 
+// Feature rows in Kokkos views, packed by Kokkos kernels on either of LAMMPS' comm paths.
+template <class DeviceType> std::unique_ptr<LammpsHaloExchangeBase> PairDistspecKokkos<DeviceType>::make_halo_exchange()
+{
+  auto halo = std::make_unique<LammpsHaloExchangeKokkos<DeviceType>>(lmp, this);
+  halo_kk_ = halo.get();
+  return halo;
+}
+
 /* ---------------------------------------------------------------------- */
 
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
@@ -119,7 +127,6 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
   k_type_to_species.sync<DeviceType>();
   d_type_to_species_ = k_type_to_species.view<DeviceType>();
 
-  halo_kk_.set_max_width(comm_forward);
   // In GPU memory the model's rows stay there: forces, per-atom energy and virial go from the
   // model's device buffers into atomKK's views without crossing PCIe.
   rows_on_device_ = !kHostKernels;
@@ -135,8 +142,8 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   atomKK->sync(execution_space, datamask_read);
 
   // Graph: rows [owned | halo] = atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).
-  halo_kk_.resize(atom->nlocal, atom->nghost);
-  dispatcher_->attach(halo_kk_);
+  halo_->resize(atom->nlocal, atom->nghost);
+  dispatcher_->attach(*halo_);
   promote_shard_fields();
   if (neighbor->ncalls != edges_built_at_) rebuild_edge_arrays();
   // Charges are part of the topology a device model caches, and may change every step (fix qeq).
@@ -357,7 +364,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   // Halo-row partials to their owners by the style's own reverse exchange, where there are any.
   const bool halo_zero = halo_rows_stay_zero();
   auto fold = [&](double *rows, int width) {
-    if (!halo_zero) halo_kk_.reverse(distspec::Rows<double>{rows, n_rows, width});
+    if (!halo_zero) halo_->reverse(distspec::Rows<double>{rows, n_rows, width});
   };
 
   if (eflag_global) eng_vdwl += model_outputs_.energy;
@@ -448,34 +455,13 @@ int PairDistspecKokkos<DeviceType>::pack_forward_comm_kokkos(DISTSPEC_PACK_FORWA
 {
   (void) pbc_flag;
   (void) pbc;
-  return halo_kk_.pack_forward_kokkos(n, DISTSPEC_SWAP_SENDLIST(DeviceType), buf.template view<DeviceType>());
+  return halo_kk_->pack_forward_kokkos(n, DISTSPEC_SWAP_SENDLIST(DeviceType), buf.template view<DeviceType>());
 }
 
 template <class DeviceType>
 void PairDistspecKokkos<DeviceType>::unpack_forward_comm_kokkos(int n, int first, distspec_compat::KokkosCommBuffer &buf)
 {
-  halo_kk_.unpack_forward_kokkos(n, first, buf.template view<DeviceType>());
-}
-
-template <class DeviceType>
-int PairDistspecKokkos<DeviceType>::pack_forward_comm(int n, int *list, double *buf, int /*pbc_flag*/, int * /*pbc*/)
-{
-  return halo_kk_.pack_forward(n, list, buf);
-}
-
-template <class DeviceType> void PairDistspecKokkos<DeviceType>::unpack_forward_comm(int n, int first, double *buf)
-{
-  halo_kk_.unpack_forward(n, first, buf);
-}
-
-template <class DeviceType> int PairDistspecKokkos<DeviceType>::pack_reverse_comm(int n, int first, double *buf)
-{
-  return halo_kk_.pack_reverse(n, first, buf);
-}
-
-template <class DeviceType> void PairDistspecKokkos<DeviceType>::unpack_reverse_comm(int n, int *list, double *buf)
-{
-  halo_kk_.unpack_reverse(n, list, buf);
+  halo_kk_->unpack_forward_kokkos(n, first, buf.template view<DeviceType>());
 }
 
 template <class DeviceType> double PairDistspecKokkos<DeviceType>::memory_usage()

@@ -42,10 +42,6 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
 
   int pack_forward_comm_kokkos(DISTSPEC_PACK_FORWARD_COMM_KOKKOS_PARAMS) override;
   void unpack_forward_comm_kokkos(int, int, distspec_compat::KokkosCommBuffer &) override;
-  int pack_forward_comm(int, int *, double *, int, int *) override;
-  void unpack_forward_comm(int, int, double *) override;
-  int pack_reverse_comm(int, int, double *) override;
-  void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
 
   // The stages of compute() that launch kernels; public because CUDA compiles no lambda in a
@@ -60,6 +56,7 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
 
  protected:
   void check_device() const override;
+  std::unique_ptr<LammpsHaloExchangeBase> make_halo_exchange() override;
   distspec::Device model_device() const override;
   // Edges come from KOKKOS' list. On a host space they are the half list the model takes: KOKKOS
   // builds half lists as newton_pair says, whatever the request, so newton on's list comes from
@@ -86,7 +83,8 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   // The model's per-row outputs (host vectors) where DeviceType's kernels can read them.
   double *rows_for_device(std::vector<double> &rows, Kokkos::View<double *, DeviceType> &copy, const char *label);
 
-  LammpsHaloExchangeKokkos<DeviceType> halo_kk_;
+  // halo_, as made by make_halo_exchange: the Kokkos comm callbacks reach its views.
+  LammpsHaloExchangeKokkos<DeviceType> *halo_kk_ = nullptr;
 
   // Which shard_fields the spec promotes onto halo rows.
   bool promote_positions_ = false, promote_species_ = false, promote_charges_ = false;

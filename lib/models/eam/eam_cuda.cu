@@ -145,23 +145,11 @@ struct ForcePair {
   }
 };
 
-PairTallyArgs edge_inputs(const char* op, Span<const TensorRef> args) {
-  PairTallyArgs a;
-  const std::size_t n_rows = args[0].rows;
-  a.n_receivers = args[2].rows;
-  a.x = expect_f64(op, "positions", 0, args[0], n_rows, 3, false, Device::cuda);
-  a.species = expect_i32(op, "species", 1, args[1], n_rows, Device::cuda);
-  a.receivers = expect_i32(op, "receivers", 2, args[2], a.n_receivers, Device::cuda);
-  a.offsets = expect_i32(op, "offsets", 3, args[3], a.n_receivers + 1, Device::cuda);
-  a.senders = expect_i32(op, "senders", 4, args[4], args[4].rows, Device::cuda);
-  return a;
-}
-
 void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
   const auto& t = *static_cast<const DeviceTables*>(state);
   expect_count(kDensityOp, "arguments", args.size(), kEdgeArgCount);
   expect_count(kDensityOp, "outputs", outs.size(), 1);
-  const PairTallyArgs a = edge_inputs(kDensityOp, args);
+  const PairTallyArgs a = unpack_device_edge_args(kDensityOp, args);
   double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], args[0].rows, 1, false, Device::cuda);
   if (a.n_receivers == 0) return;
   const double n_edges = double(args[4].rows), streamed = n_edges * 4 + double(a.n_receivers) * (4 + 8 + 28 + 16);
@@ -188,18 +176,10 @@ void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const voi
 void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
   const auto& t = *static_cast<const DeviceTables*>(state);
   expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
-  const bool with_virial = outs.size() > 2;
-  expect_count(kForcesOp, "outputs", outs.size(), with_virial ? 4 : 2);
-  PairTallyArgs a = edge_inputs(kForcesOp, args);
+  PairTallyArgs a = unpack_device_edge_args(kForcesOp, args);
   const std::size_t n_rows = args[0].rows;
   const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], n_rows, 1, false, Device::cuda);
-  a.energy = expect_f64(kForcesOp, "energy rows", 0, outs[0], n_rows, 1, false, Device::cuda);
-  a.forces = expect_f64(kForcesOp, "forces", 1, outs[1], n_rows, 3, false, Device::cuda);
-  double* virial = nullptr;
-  if (with_virial) {
-    virial = expect_f64(kForcesOp, "virial", 2, outs[2], 6, 1, true, Device::cuda);
-    a.virial_rows = expect_f64(kForcesOp, "per-row virial", 3, outs[3], n_rows, 6, true, Device::cuda);
-  }
+  double* virial = unpack_device_pair_outputs(kForcesOp, outs, outs.size() > 2 ? 4 : 2, n_rows, a);
   if (a.n_receivers == 0) return;
   if (virial) {
     t.receiver_virial.resize(6 * a.n_receivers);

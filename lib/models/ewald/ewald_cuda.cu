@@ -146,20 +146,10 @@ void real_space(Span<const TensorRef> args, Span<const TensorRef> outs, const vo
   const auto& p = *static_cast<const DeviceParams*>(state);
   const char* op = kRealSpaceOp;
   expect_count(op, "arguments", args.size(), kEdgeArgCount + 1);
-  expect_count(op, "outputs", outs.size(), 4);
-  PairTallyArgs a;
+  PairTallyArgs a = unpack_device_edge_args(op, args);
   const std::size_t n_rows = args[0].rows;
-  a.n_receivers = args[2].rows;
-  a.x = expect_f64(op, "positions", 0, args[0], n_rows, 3, false, Device::cuda);
-  a.species = expect_i32(op, "species", 1, args[1], n_rows, Device::cuda);
-  a.receivers = expect_i32(op, "receivers", 2, args[2], a.n_receivers, Device::cuda);
-  a.offsets = expect_i32(op, "offsets", 3, args[3], a.n_receivers + 1, Device::cuda);
-  a.senders = expect_i32(op, "senders", 4, args[4], args[4].rows, Device::cuda);
   const double* q = expect_f64(op, "charges", kEdgeArgCount, args[kEdgeArgCount], n_rows, 1, false, Device::cuda);
-  a.energy = expect_f64(op, "energy rows", 0, outs[0], n_rows, 1, false, Device::cuda);
-  a.forces = expect_f64(op, "forces", 1, outs[1], n_rows, 3, false, Device::cuda);
-  double* virial = expect_f64(op, "virial", 2, outs[2], 6, 1, true, Device::cuda);
-  a.virial_rows = expect_f64(op, "per-row virial", 3, outs[3], n_rows, 6, true, Device::cuda);
+  double* virial = unpack_device_pair_outputs(op, outs, 4, n_rows, a);
   if (a.n_receivers == 0) return;
   if (virial) {
     p.row_virial.resize(6 * a.n_receivers);

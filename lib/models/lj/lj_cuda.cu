@@ -37,31 +37,13 @@ struct LJPair {
   }
 };
 
-// Device shapes and dtypes as lj_cpu.cpp's unpack_edge_args / unpack_pair_outputs check them;
-// indices were checked when the graph was uploaded (DeviceGraph).
-PairTallyArgs unpack(const char* op, Span<const TensorRef> args, Span<const TensorRef> outs, bool with_virial) {
-  expect_count(op, "arguments", args.size(), kEdgeArgCount);
-  expect_count(op, "outputs", outs.size(), with_virial ? 4 : 2);
-  PairTallyArgs a;
-  const std::size_t n_rows = args[0].rows;
-  a.n_receivers = args[2].rows;
-  a.x = expect_f64(op, "positions", 0, args[0], n_rows, 3, false, Device::cuda);
-  a.species = expect_i32(op, "species", 1, args[1], n_rows, Device::cuda);
-  a.receivers = expect_i32(op, "receivers", 2, args[2], a.n_receivers, Device::cuda);
-  a.offsets = expect_i32(op, "offsets", 3, args[3], a.n_receivers + 1, Device::cuda);
-  a.senders = expect_i32(op, "senders", 4, args[4], args[4].rows, Device::cuda);
-  a.energy = expect_f64(op, "energy rows", 0, outs[0], n_rows, 1, false, Device::cuda);
-  a.forces = expect_f64(op, "forces", 1, outs[1], n_rows, 3, false, Device::cuda);
-  if (with_virial) a.virial_rows = expect_f64(op, "per-row virial", 3, outs[3], n_rows, 6, true, Device::cuda);
-  return a;
-}
-
 template <bool kVirial>
 void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
   const char* op = kVirial ? kEnergyForcesVirialOp : kEnergyForcesOp;
   const auto& p = *static_cast<const DeviceParams*>(state);
-  PairTallyArgs a = unpack(op, args, outs, kVirial);
-  double* virial = kVirial ? expect_f64(op, "virial", 2, outs[2], 6, 1, true, Device::cuda) : nullptr;
+  expect_count(op, "arguments", args.size(), kEdgeArgCount);
+  PairTallyArgs a = unpack_device_edge_args(op, args);
+  double* virial = unpack_device_pair_outputs(op, outs, kVirial ? 4 : 2, args[0].rows, a);
   if (a.n_receivers == 0) return;
   if (virial) {
     p.receiver_virial.resize(6 * a.n_receivers);

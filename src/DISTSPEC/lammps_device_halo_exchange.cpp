@@ -1,0 +1,81 @@
+/* ----------------------------------------------------------------------
+   DISTSPEC: the LAMMPS halo exchange of a CUDA model's rows.
+------------------------------------------------------------------------- */
+
+#include "lammps_device_halo_exchange.h"
+
+#include "distspec/halo/device_staging.h"
+
+#include <vector>
+
+using namespace LAMMPS_NS;
+
+void LammpsDeviceHaloExchange::wait_for_device()
+{
+  distspec::DeviceRowPacker::synchronize();
+}
+
+void LammpsDeviceHaloExchange::bind(const distspec::Rows<double> &rows)
+{
+  LammpsHaloExchange::bind(rows);
+  block_on_device_ = distspec::is_device_pointer(rows.data);
+}
+
+void LammpsDeviceHaloExchange::zero_halo_rows(const distspec::Rows<double> &rows)
+{
+  if (!distspec::is_device_pointer(rows.data)) return LammpsHaloExchange::zero_halo_rows(rows);
+  packer_.zero(rows.data, n_owned(), n_owned() + n_halo(), rows.width);
+}
+
+// fp32 device blocks are widened to fp64 on the GPU (see LammpsHaloExchange::forward).
+void LammpsDeviceHaloExchange::forward(distspec::Rows<float> rows)
+{
+  if (!distspec::is_device_pointer(rows.data)) return LammpsHaloExchange::forward(rows);
+  forward(distspec::Rows<double>{packer_.widen(rows.data, rows.size()), rows.rows, rows.width});
+  packer_.narrow(rows.data, rows.size());
+}
+
+void LammpsDeviceHaloExchange::reverse(distspec::Rows<float> rows)
+{
+  if (!distspec::is_device_pointer(rows.data)) return LammpsHaloExchange::reverse(rows);
+  reverse(distspec::Rows<double>{packer_.widen(rows.data, rows.size()), rows.rows, rows.width});
+  packer_.narrow(rows.data, rows.size());
+}
+
+// A CUDA model's partial sums in device memory go through the host: MPI need not be CUDA-aware.
+void LammpsDeviceHaloExchange::all_reduce_sum(double *values, std::size_t n)
+{
+  if (!distspec::is_device_pointer(values)) return all_reduce_host(values, n);
+  std::vector<double> host(n);
+  distspec::DeviceRowPacker::copy(host.data(), values, n * sizeof(double));
+  all_reduce_host(host.data(), n);
+  distspec::DeviceRowPacker::copy(values, host.data(), n * sizeof(double));
+}
+
+/* ---------------------------------------------------------------------- */
+
+int LammpsDeviceHaloExchange::pack_forward(int n, const int *list, double *buf)
+{
+  if (!block_on_device_) return LammpsHaloExchange::pack_forward(n, list, buf);
+  packer_.pack(block_, width_, list, n, buf);
+  return n * width_;
+}
+
+void LammpsDeviceHaloExchange::unpack_forward(int n, int first, const double *buf)
+{
+  if (!block_on_device_) return LammpsHaloExchange::unpack_forward(n, first, buf);
+  packer_.unpack(buf, n, first, width_, block_);
+}
+
+int LammpsDeviceHaloExchange::pack_reverse(int n, int first, double *buf)
+{
+  if (!block_on_device_) return LammpsHaloExchange::pack_reverse(n, first, buf);
+  packer_.pack_range(block_, first, n, width_, buf);
+  return n * width_;
+}
+
+void LammpsDeviceHaloExchange::unpack_reverse(int n, const int *list, const double *buf)
+{
+  if (!block_on_device_) return LammpsHaloExchange::unpack_reverse(n, list, buf);
+  packer_.unpack_add(buf, list, n, width_, block_);
+}

@@ -1,0 +1,46 @@
+/* -*- c++ -*- ----------------------------------------------------------
+   DISTSPEC: the LAMMPS halo exchange of a CUDA model (pair_style distspec device cuda).
+   The model's rows stay in GPU memory: the comm callbacks pack and unpack the listed rows with
+   CUDA kernels (distspec::DeviceRowPacker), so only the rows LAMMPS sends cross PCIe. Blocks in
+   host memory (the style's own per-atom folds) go the host way. Built with CUDA only.
+------------------------------------------------------------------------- */
+
+#ifndef LMP_DISTSPEC_LAMMPS_DEVICE_HALO_EXCHANGE_H
+#define LMP_DISTSPEC_LAMMPS_DEVICE_HALO_EXCHANGE_H
+
+#include "lammps_halo_exchange.h"
+
+#include "distspec/halo/device_row_packer.h"
+
+namespace LAMMPS_NS {
+
+class LammpsDeviceHaloExchange final : public LammpsHaloExchange {
+ public:
+  using LammpsHaloExchange::LammpsHaloExchange;
+  using LammpsHaloExchange::forward;
+  using LammpsHaloExchange::reverse;
+
+  bool accepts_device_rows() const override { return true; }
+  void wait_for_device() override;
+
+  void forward(distspec::Rows<float> rows) override;
+  void reverse(distspec::Rows<float> rows) override;
+  void all_reduce_sum(double *values, std::size_t n) override;
+
+  int pack_forward(int n, const int *list, double *buf) override;
+  void unpack_forward(int n, int first, const double *buf) override;
+  int pack_reverse(int n, int first, double *buf) override;
+  void unpack_reverse(int n, const int *list, const double *buf) override;
+
+ protected:
+  void bind(const distspec::Rows<double> &rows) override;
+  void zero_halo_rows(const distspec::Rows<double> &rows) override;
+
+ private:
+  bool block_on_device_ = false;
+  distspec::DeviceRowPacker packer_;
+};
+
+}    // namespace LAMMPS_NS
+
+#endif
