@@ -1,6 +1,6 @@
 // What a host (tests, benchmarks, the LAMMPS glue) may ask of the CUDA side of the model library
 // without including a CUDA header: whether a device is there, and per-kernel timings. Defined
-// only in builds with DISTSPEC_ENABLE_CUDA (cuda_common.cu).
+// only in builds with DISTSPEC_ENABLE_CUDA (cuda/device.cu, cuda/launch_timer.cu).
 #pragma once
 
 #include <string>

@@ -92,4 +92,12 @@ class Tensor {
   Workspace* home_ = nullptr;  // where data_ goes back to; null: the heap
 };
 
+// A copy of `t` in another precision, element by element (on the heap).
+template <class To, class From>
+Tensor<To> tensor_cast(const Tensor<From>& t) {
+  Tensor<To> out(t.rows(), t.cols());
+  for (std::size_t i = 0; i < t.size(); ++i) out.data()[i] = static_cast<To>(t.data()[i]);
+  return out;
+}
+
 }  // namespace distspec::tensor

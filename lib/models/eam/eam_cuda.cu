@@ -2,7 +2,11 @@
 // list) registered for Device::cuda, and the model that runs them on device copies of the graph
 // with the spline tables copied to the device once, when the model is made. Same ops, same
 // argument and output layouts as the CPU kernels (eam.h), with every TensorRef on the device.
-#include "models/cuda_common.cuh"
+#include "models/cuda/device_graph.cuh"
+#include "models/cuda/device_outputs.cuh"
+#include "models/cuda/launch_timer.cuh"
+#include "models/cuda/pair_tally.cuh"
+#include "models/cuda/staged_halo.cuh"
 #include "models/eam/eam.h"
 #include "models/edge_kernel.h"
 #include "models/model_error.h"

@@ -3,7 +3,11 @@
 // with every TensorRef on the device; the per-pair and per-k terms are ewald_math.h's, shared
 // with the CPU. Every sum runs in a fixed order (block trees, column sums), so a step is
 // bitwise reproducible.
-#include "models/cuda_common.cuh"
+#include "models/cuda/device_graph.cuh"
+#include "models/cuda/device_outputs.cuh"
+#include "models/cuda/launch_timer.cuh"
+#include "models/cuda/pair_tally.cuh"
+#include "models/cuda/staged_halo.cuh"
 #include "models/edge_kernel.h"
 #include "models/ewald/ewald.h"
 #include "models/ewald/ewald_accuracy.h"

@@ -2,7 +2,11 @@
 // edge list) registered for Device::cuda, and the model that runs them on device copies of the
 // graph. Same ops, same argument and output layouts as the CPU kernels (lj.h), with every
 // TensorRef on the device.
-#include "models/cuda_common.cuh"
+#include "models/cuda/device_graph.cuh"
+#include "models/cuda/device_outputs.cuh"
+#include "models/cuda/launch_timer.cuh"
+#include "models/cuda/pair_tally.cuh"
+#include "models/cuda/staged_halo.cuh"
 #include "models/edge_kernel.h"
 #include "models/lj/lj.h"
 

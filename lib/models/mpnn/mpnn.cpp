@@ -62,23 +62,23 @@ std::vector<Dense<double>> read_mlp(const Json& value, const std::string& at, st
   return mlp;
 }
 
-tensor::RadialBasis read_basis(const Json& value, double cutoff) {
+RadialBasis read_basis(const Json& value, double cutoff) {
   const std::string at = "/parameters/radial_basis";
   const Json& b = expect_object(value, at, {"kind", "size", "start", "stop", "width"});
-  tensor::RadialBasis basis;
+  RadialBasis basis;
   const std::string kind = expect_choice(require_member(b, "kind", at), at + "/kind", {"gaussian", "bessel"});
   basis.size = expect_int(require_member(b, "size", at), at + "/size");
   if (basis.size < 1 || basis.size > 1024)
     fail_value(at + "/size", "expected 1 to 1024 basis functions, found " + std::to_string(basis.size));
   basis.cutoff = cutoff;
   if (kind == "bessel") {
-    basis.kind = tensor::RadialBasis::Kind::bessel;
+    basis.kind = RadialBasis::Kind::bessel;
     for (const char* key : {"start", "stop", "width"})
       if (find_member(b, key))
         fail_value(at + "/" + key, "a bessel basis takes no '" + std::string(key) + "'", "it spans (0, cutoff)");
     return basis;
   }
-  basis.kind = tensor::RadialBasis::Kind::gaussian;
+  basis.kind = RadialBasis::Kind::gaussian;
   basis.start = expect_finite(require_member(b, "start", at), at + "/start");
   basis.stop = expect_finite(require_member(b, "stop", at), at + "/stop");
   basis.width = expect_positive(require_member(b, "width", at), at + "/width");

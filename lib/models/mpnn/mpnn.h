@@ -49,7 +49,7 @@
 #include <string>
 #include <vector>
 
-#include "distspec/tensor/ops_radial.h"
+#include "models/mpnn/ops_radial.h"
 #include "distspec/tensor/tensor.h"
 #include "models/json_fields.h"
 #include "models/model.h"
@@ -98,11 +98,11 @@ struct Params {
   double cutoff = 0.0;
   Precision precision = Precision::fp64;
   Activation activation = Activation::shifted_softplus;
-  tensor::RadialBasis basis;
+  RadialBasis basis;
   Weights<double> weights;
   std::vector<double> reference_energy;  // per species
   std::vector<Morse> morse;              // n_species x n_species, symmetric
-  tensor::CosineCutoff baseline_switch;  // inner = switch_inner, outer = cutoff
+  CosineCutoff baseline_switch;  // inner = switch_inner, outer = cutoff
 
   const Morse& pair(int a, int b) const { return morse[static_cast<std::size_t>(a) * n_species + b]; }
   int n_layers() const { return static_cast<int>(weights.layers.size()); }

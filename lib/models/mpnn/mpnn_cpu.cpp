@@ -1,6 +1,6 @@
 // The message-passing network on the CPU: one forward pass on the tape, one reverse pass for
 // forces and virial. fp64 and fp32 share this code; coordinates, forces, energy and virial are
-// fp64 in both (see lib/distspec/tensor/ops_geometry.h and ops_rows.h).
+// fp64 in both (see lib/models/mpnn/ops_geometry.h and ops_rows.h).
 //
 // Memory: each layer's messages go through one fused op (cfconv), so no edges x F block exists;
 // the largest per-edge blocks are the radial basis and its gradient (edges x K). Every tensor of
@@ -11,10 +11,10 @@
 #include <string>
 
 #include "distspec/tensor/ops_activation.h"
-#include "distspec/tensor/ops_cfconv.h"
+#include "models/mpnn/ops_cfconv.h"
 #include "distspec/tensor/ops_dense.h"
 #include "distspec/tensor/ops_elementwise.h"
-#include "distspec/tensor/ops_geometry.h"
+#include "models/mpnn/ops_geometry.h"
 #include "distspec/tensor/ops_halo.h"
 #include "distspec/tensor/ops_rows.h"
 #include "distspec/util/threads.h"
@@ -27,15 +27,8 @@ namespace {
 using namespace distspec::tensor;
 
 template <class T>
-Tensor<T> cast(const Tensor<double>& t) {
-  Tensor<T> out(t.rows(), t.cols());
-  for (std::size_t i = 0; i < t.size(); ++i) out.data()[i] = static_cast<T>(t.data()[i]);
-  return out;
-}
-
-template <class T>
 Dense<T> cast(const Dense<double>& d) {
-  return {cast<T>(d.weight), cast<T>(d.bias)};
+  return {tensor_cast<T>(d.weight), tensor_cast<T>(d.bias)};
 }
 
 template <class T>
@@ -48,7 +41,7 @@ std::vector<Dense<T>> cast(const std::vector<Dense<double>>& mlp) {
 template <class T>
 Weights<T> cast(const Weights<double>& w) {
   Weights<T> out;
-  out.embedding = cast<T>(w.embedding);
+  out.embedding = tensor_cast<T>(w.embedding);
   for (const Interaction<double>& layer : w.layers)
     out.layers.push_back({cast<T>(layer.filter), cast<T>(layer.update)});
   out.readout = cast<T>(w.readout);

@@ -33,7 +33,11 @@
 #include <cmath>
 
 #include "distspec/error.h"
-#include "models/cuda_common.cuh"
+#include "models/cuda/device_graph.cuh"
+#include "models/cuda/launch_timer.cuh"
+#include "models/cuda/pair_tally.cuh"
+#include "models/cuda/reductions.cuh"
+#include "models/cuda/staged_halo.cuh"
 #include "models/model_error.h"
 #include "models/mpnn/mpnn.h"
 
@@ -51,7 +55,7 @@ constexpr int kMaxFeatures = 128;
 constexpr int kMaxBasis = 64;
 
 // ---------------------------------------------------------------------------------------------
-// Device functions of one edge length, as lib/distspec/tensor/ops_radial.cpp computes them (fp64).
+// Device functions of one edge length, as models/mpnn/ops_radial.cpp computes them (fp64).
 
 struct BasisView {
   int gaussian = 1;
@@ -672,8 +676,8 @@ class CudaNetwork final : public Model {
     for (const Morse& m : params_.morse) morse.insert(morse.end(), {m.D, m.alpha, m.r0});
     morse_.upload(morse);
 
-    const tensor::RadialBasis& b = params_.basis;
-    basis_.gaussian = b.kind == tensor::RadialBasis::Kind::gaussian;
+    const RadialBasis& b = params_.basis;
+    basis_.gaussian = b.kind == RadialBasis::Kind::gaussian;
     basis_.size = b.size;
     basis_.start = b.start;
     basis_.stop = b.stop;

@@ -26,10 +26,14 @@
 #include "distspec/tensor/tape.h"
 #include "distspec/util/span.h"
 
-namespace distspec::tensor {
+namespace distspec::models::mpnn {
+
+using tensor::Tape;
+using tensor::Tensor;
+using tensor::Var;
 
 template <class T>
 Var<T> cfconv(Tape& tape, const Var<T>& h, const Var<T>& radial, const Var<T>& cutoff, const Tensor<T>& weight,
               const Tensor<T>& bias, Span<const int> offsets, Span<const int> senders);
 
-}  // namespace distspec::tensor
+}  // namespace distspec::models::mpnn

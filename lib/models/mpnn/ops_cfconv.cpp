@@ -1,4 +1,4 @@
-#include "distspec/tensor/ops_cfconv.h"
+#include "models/mpnn/ops_cfconv.h"
 
 #include <string>
 #include <vector>
@@ -6,7 +6,9 @@
 #include "distspec/tensor/row_kernels.h"
 #include "distspec/util/threads.h"
 
-namespace distspec::tensor {
+namespace distspec::models::mpnn {
+
+using namespace distspec::tensor;
 namespace {
 
 std::string shape(std::size_t rows, std::size_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
@@ -137,4 +139,4 @@ template Var<double> cfconv<double>(Tape&, const Var<double>&, const Var<double>
 template Var<float> cfconv<float>(Tape&, const Var<float>&, const Var<float>&, const Var<float>&,
                                   const Tensor<float>&, const Tensor<float>&, Span<const int>, Span<const int>);
 
-}  // namespace distspec::tensor
+}  // namespace distspec::models::mpnn

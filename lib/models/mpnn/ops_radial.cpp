@@ -1,11 +1,13 @@
-#include "distspec/tensor/ops_radial.h"
+#include "models/mpnn/ops_radial.h"
 
 #include <cmath>
 #include <string>
 
 #include "distspec/util/threads.h"
 
-namespace distspec::tensor {
+namespace distspec::models::mpnn {
+
+using namespace distspec::tensor;
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
@@ -127,4 +129,4 @@ template Var<float> radial_basis<float>(Tape&, const Var<float>&, const RadialBa
 template Var<double> cosine_cutoff<double>(Tape&, const Var<double>&, const CosineCutoff&);
 template Var<float> cosine_cutoff<float>(Tape&, const Var<float>&, const CosineCutoff&);
 
-}  // namespace distspec::tensor
+}  // namespace distspec::models::mpnn

@@ -6,7 +6,11 @@
 #include "distspec/tensor/tape.h"
 #include "distspec/util/span.h"
 
-namespace distspec::tensor {
+namespace distspec::models::mpnn {
+
+using tensor::Tape;
+using tensor::Tensor;
+using tensor::Var;
 
 // Edge e runs from row sender[e] to row receiver[e]; its vector is
 //   v[e] = x[receiver[e]] - x[sender[e]]          x (n_rows x 3), v (n_edges x 3)
@@ -20,4 +24,4 @@ Var<T> edge_vectors(Tape& tape, const Var<double>& x, Span<const int> receiver, 
 template <class T>
 Var<T> lengths(Tape& tape, const Var<T>& v);
 
-}  // namespace distspec::tensor
+}  // namespace distspec::models::mpnn

@@ -1,11 +1,13 @@
-#include "distspec/tensor/ops_geometry.h"
+#include "models/mpnn/ops_geometry.h"
 
 #include <cmath>
 #include <string>
 
 #include "distspec/util/threads.h"
 
-namespace distspec::tensor {
+namespace distspec::models::mpnn {
+
+using namespace distspec::tensor;
 
 template <class T>
 Var<T> edge_vectors(Tape& tape, const Var<double>& x, Span<const int> receiver, Span<const int> sender) {
@@ -86,4 +88,4 @@ template Var<float> edge_vectors<float>(Tape&, const Var<double>&, Span<const in
 template Var<double> lengths<double>(Tape&, const Var<double>&);
 template Var<float> lengths<float>(Tape&, const Var<float>&);
 
-}  // namespace distspec::tensor
+}  // namespace distspec::models::mpnn

@@ -4,7 +4,11 @@
 
 #include "distspec/tensor/tape.h"
 
-namespace distspec::tensor {
+namespace distspec::models::mpnn {
+
+using tensor::Tape;
+using tensor::Tensor;
+using tensor::Var;
 
 struct RadialBasis {
   enum class Kind { gaussian, bessel };
@@ -35,4 +39,4 @@ struct CosineCutoff {
 template <class T>
 Var<T> cosine_cutoff(Tape& tape, const Var<T>& r, const CosineCutoff& cutoff);
 
-}  // namespace distspec::tensor
+}  // namespace distspec::models::mpnn
