@@ -4,7 +4,11 @@
 // errors of a system the model cannot run (net charge, no cell, a tilted or open box, no charges).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
@@ -177,9 +181,54 @@ TEST(Ewald, ThreadsGiveTheOneThreadOutputs) {
   }
 }
 
+// LAMMPS' k-vectors (ewald.cpp coeffs()) for an orthogonal box, by brute force over the integer
+// triples n: one of each pair +-n (the first non-zero component positive), |k|^2 within
+// gsqmx = 1.00001 max_d (2 pi kmax_d / L_d)^2, each component within its kmax except along an
+// axis, where LAMMPS goes up to the largest kmax; k = 2 pi n / L. Sorted.
+std::vector<std::array<double, 3>> brute_force_k_vectors(const std::array<double, 3>& lengths,
+                                                         const std::array<int, 3>& kmax) {
+  const double two_pi = 2.0 * std::acos(-1.0);
+  const int k_all = std::max({kmax[0], kmax[1], kmax[2]});
+  double gsqmx = 0.0;
+  for (int d = 0; d < 3; ++d) gsqmx = std::max(gsqmx, std::pow(two_pi * kmax[d] / lengths[d], 2));
+  gsqmx *= 1.00001;
+  std::vector<std::array<double, 3>> out;
+  for (int a = -k_all; a <= k_all; ++a)
+    for (int b = -k_all; b <= k_all; ++b)
+      for (int c = -k_all; c <= k_all; ++c) {
+        const int n[3] = {a, b, c};
+        const int first = a != 0 ? a : b != 0 ? b : c;
+        if (first <= 0) continue;
+        const int nonzero = (a != 0) + (b != 0) + (c != 0);
+        bool within = true;
+        for (int d = 0; d < 3; ++d) within &= nonzero == 1 || std::abs(n[d]) <= kmax[d];
+        const std::array<double, 3> k{two_pi * a / lengths[0], two_pi * b / lengths[1], two_pi * c / lengths[2]};
+        if (within && k[0] * k[0] + k[1] * k[1] + k[2] * k[2] <= gsqmx) out.push_back(k);
+      }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 TEST(Ewald, KVectorsAreLammps) {
-  EXPECT_EQ(models::ewald::lammps_k_vectors({22.56, 22.56, 22.56}, {7, 7, 7}).size() / 3, 709u);
-  EXPECT_EQ(models::ewald::lammps_k_vectors({20.0, 17.0, 13.0}, {5, 4, 3}).size() / 3, 144u);
+  struct Case {
+    std::array<double, 3> lengths;
+    std::array<int, 3> kmax;
+    std::size_t count;  // LAMMPS' own count for the cubic box (kspace_style ewald's log)
+  };
+  for (const Case& c : {Case{{22.56, 22.56, 22.56}, {7, 7, 7}, 709}, Case{{20.0, 17.0, 13.0}, {5, 4, 3}, 144},
+                        Case{{9.0, 31.0, 15.5}, {2, 6, 4}, 0}}) {
+    SCOPED_TRACE(std::to_string(c.kmax[0]) + " " + std::to_string(c.kmax[1]) + " " + std::to_string(c.kmax[2]));
+    const std::vector<double> flat = models::ewald::lammps_k_vectors(c.lengths, c.kmax);
+    ASSERT_EQ(flat.size() % 3, 0u);
+    std::vector<std::array<double, 3>> got;
+    for (std::size_t i = 0; i < flat.size(); i += 3) got.push_back({flat[i], flat[i + 1], flat[i + 2]});
+    std::sort(got.begin(), got.end());
+    const std::vector<std::array<double, 3>> expected = brute_force_k_vectors(c.lengths, c.kmax);
+    if (c.count) EXPECT_EQ(got.size(), c.count);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      for (int d = 0; d < 3; ++d) EXPECT_NEAR(got[i][static_cast<std::size_t>(d)], expected[i][static_cast<std::size_t>(d)], 1e-12);
+  }
 }
 
 // The per-axis phase products equal cos(k.x) and sin(k.x); k-vectors off the reciprocal lattice,

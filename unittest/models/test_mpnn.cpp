@@ -284,6 +284,27 @@ ModelOutputs run_counted(Model& model, const models::AtomGraph& graph, const Dis
   return out;
 }
 
+// The expanded strategy on `crystal`: every layer computed on its halo rows, no exchange at all.
+// Its forces are folded onto the crystal's atoms.
+struct ExpandedRun {
+  ModelOutputs out;
+  std::vector<double> forces;
+};
+ExpandedRun run_expanded(Model& model, const Crystal& crystal, const Net& net) {
+  const ExpandedGraph expanded(crystal, net.cutoff, kSkin, net.layers);
+  Dispatcher dispatch(halo_spec(), Device::cpu, model.info().ops, 1, HaloStrategy::expanded);
+  IndexedHaloExchange halo = expanded.rows().halo_exchange();
+  dispatch.attach(halo);
+  ExpandedRun run;
+  model.compute(expanded.graph(), dispatch, {true, true, false}, run.out);
+  EXPECT_EQ(dispatch.stats().forward + dispatch.stats().reverse, 0u);
+  run.forces = fold(expanded.rows(), run.out.forces, 3);
+  return run;
+}
+
+// The exchanges of a step, counted, and what they carry: per layer count, the step's energy
+// and forces equal the expanded strategy's, which needs no exchange, so an exchange of the
+// wrong rows, of stale features or in the wrong direction cannot pass by its count alone.
 TEST(Mpnn, AStepMakesLMinusOneForwardAndLMinusOneReverseExchanges) {
   for (int layers = 1; layers <= 4; ++layers)
     for (const char* precision : {"fp64", "fp32"}) {
@@ -294,12 +315,20 @@ TEST(Mpnn, AStepMakesLMinusOneForwardAndLMinusOneReverseExchanges) {
       EXPECT_EQ(model->info().message_passing_layers, layers);
       EXPECT_EQ(model->info().comm_width, kFeatures);
       EXPECT_EQ(model->info().halo_feature_reads, layers - 1);
-      const PeriodicGraph g(test_crystal(), net.cutoff, kSkin);
+      const Crystal crystal = test_crystal();
+      const PeriodicGraph g(crystal, net.cutoff, kSkin);
       CountingHalo halo(g.halo_exchange());
-      run_counted(*model, g.graph(), halo_spec(), halo);
+      const ModelOutputs per_layer = run_counted(*model, g.graph(), halo_spec(), halo);
       EXPECT_EQ(halo.forward_calls, layers - 1) << layers << " layers, " << precision;
       EXPECT_EQ(halo.reverse_calls, layers - 1) << layers << " layers, " << precision;
       EXPECT_EQ(halo.all_reduce_calls, 0);
+
+      const ExpandedRun expanded = run_expanded(*model, crystal, net);
+      const double tol = std::string(precision) == "fp64" ? 1e-10 : 1e-4;
+      EXPECT_LT(std::abs(per_layer.energy - expanded.out.energy), tol * std::max(1.0, std::abs(per_layer.energy)))
+          << layers << " layers, " << precision;
+      EXPECT_LT(max_abs_diff(fold(g, per_layer.forces, 3), expanded.forces), tol * std::max(1.0, max_abs(per_layer.forces)))
+          << layers << " layers, " << precision;
     }
 }
 
