@@ -4,7 +4,8 @@
 #
 #   scripts/sanitize.sh [core|integration]
 #
-# core (the default): the core and its unit tests, in build-asan/ (no LAMMPS needed).
+# core (the default): the core and its unit tests, and the message-passing model's tape ops
+#   (TapeOps.* of the model tests), in build-asan/ (no LAMMPS needed).
 # integration: the models, the plugin and the integration tests against LAMMPS 4 Feb 2025, in
 #   build-asan-lammps/, run on 1 and 2 MPI ranks (the integration suite, which holds the
 #   bad-input catalogue) and on 1, 2 and 4 (the fault matrix). LAMMPS and Open MPI themselves
@@ -31,6 +32,8 @@ core)
   cmake --build "$build" -j "${DISTSPEC_JOBS:-2}"
   cd "$build"
   ctest -L core --output-on-failure -j "${DISTSPEC_JOBS:-2}"
+  # The message-passing model's tape ops, tested beside the model.
+  ctest -L models -R '^TapeOps\.' --output-on-failure -j "${DISTSPEC_JOBS:-2}"
   ;;
 integration)
   # shellcheck source=/dev/null
