@@ -86,12 +86,25 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
               "expected one of " + join_names(architecture_names()), file.path);
 }
 
+namespace {
+
+void register_ops_of(const Architecture& a, OpRegistry& registry) {
+  if (a.register_ops) a.register_ops(registry);
+  if (a.register_cuda_ops) a.register_cuda_ops(registry);
+}
+
+}  // namespace
+
 void register_builtin_ops(OpRegistry& registry) {
   // OpRegistry::add replaces a kernel of the same name and device, so repeating is harmless.
-  for (const Architecture& a : architectures()) {
-    if (a.register_ops) a.register_ops(registry);
-    if (a.register_cuda_ops) a.register_cuda_ops(registry);
-  }
+  for (const Architecture& a : architectures()) register_ops_of(a, registry);
+}
+
+void register_architecture_ops(const std::string& architecture, OpRegistry& registry) {
+  for (const Architecture& a : architectures())
+    if (a.name == architecture) return register_ops_of(a, registry);
+  throw Error(model_error_id::value, "/architecture", "unknown architecture '" + architecture + "'",
+              "expected one of " + join_names(architecture_names()));
 }
 
 }  // namespace distspec::models

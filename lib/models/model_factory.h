@@ -27,4 +27,9 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device = Device:
 // Idempotent.
 void register_builtin_ops(OpRegistry& registry = OpRegistry::global());
 
+// Adds the kernels of one architecture only: for a process that evaluates a model beside a
+// loaded plugin (which registers the torch kind's ops with LibTorch itself), or a registry
+// that should hold nothing else. Throws distspec::Error for an unknown architecture.
+void register_architecture_ops(const std::string& architecture, OpRegistry& registry);
+
 }  // namespace distspec::models

@@ -274,7 +274,7 @@ std::vector<BadInput> build()
                                                      R"(, "output_kinds": [["forces", "per_graph"]]})",
                "output 'forces' is declared per_graph, LAMMPS needs it per_node"));
   // The message-passing model leaves parts of forces on halo rows; pair models (LJ, EAM) do not,
-  // and run such a spec (test_reference_styles: OwnedOnlyForcesSpec).
+  // and run such a spec (cases/lj_argon_owned_forces.json).
   add({"spec_forces_owned_only_for_a_message_passing_model",
        {{"spec.json", kHaloSpec.substr(0, kHaloSpec.size() - 1) + R"(, "owned_only_outputs": ["forces"]})"}},
        kCopper + "pair_style distspec spec @DIR@/spec.json\npair_coeff * * @POT@/cu_mpnn_L2.json Cu\n" + kRun,

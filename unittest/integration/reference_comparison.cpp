@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "lammps_session.h"
+#include "library.h"
 
 namespace distspec::testing {
 
@@ -32,7 +33,8 @@ void canonical_order(const std::vector<double>& x, Observables& o)
       for (std::size_t c = 0; c < width; ++c) out[k * width + c] = v[order[k] * width + c];
     v.swap(out);
   };
-  for (auto* v : {&o.forces, &o.energy_atom, &o.virial_atom}) permute(*v);
+  o.positions = x;
+  for (auto* v : {&o.forces, &o.energy_atom, &o.virial_atom, &o.positions, &o.types}) permute(*v);
 }
 
 Observables evaluate_with(const std::string& setup, const std::string& pair, const std::vector<std::string>& args,
@@ -43,6 +45,7 @@ Observables evaluate_with(const std::string& setup, const std::string& pair, con
 compute pea all pe/atom
 compute sa all stress/atom NULL virial
 compute vir all pressure NULL virial
+compute distspec_type all property/atom type
 thermo_style custom step pe press
 run 0 post no
 )");
@@ -52,6 +55,10 @@ run 0 post no
   o.virial = lmp.compute_vector("vir", 6);
   o.energy_atom = lmp.gather("c_pea", 1);
   o.virial_atom = lmp.gather("c_sa", 6);
+  o.types = lmp.gather("c_distspec_type", 1);
+  const char* box[] = {"xlo", "ylo", "zlo", "xhi", "yhi", "zhi", "xy", "xz", "yz"};
+  for (int k = 0; k < 9; ++k) o.box[k] = lmp.thermo(box[k]);
+  o.nktv2p = *static_cast<double*>(lammps_extract_global(lmp.handle(), "nktv2p"));
   canonical_order(lmp.gather("x", 3), o);
   return o;
 }
@@ -71,12 +78,14 @@ Observables evaluate(const std::string& setup, const std::string& pair, const st
   return evaluate_with(setup, pair, args, MPI_COMM_WORLD);
 }
 
-Observables evaluate_on_one_rank(const std::string& setup, const std::string& pair)
+Observables evaluate_on_one_rank(const std::string& setup, const std::string& pair, const std::vector<std::string>& args)
 {
   Observables o;
-  if (world_rank() == 0) o = evaluate_with(setup, pair, {}, MPI_COMM_SELF);
+  if (world_rank() == 0) o = evaluate_with(setup, pair, args, MPI_COMM_SELF);
   MPI_Bcast(&o.pe, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  for (auto* v : {&o.forces, &o.virial, &o.energy_atom, &o.virial_atom}) broadcast(*v);
+  MPI_Bcast(o.box.data(), 9, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&o.nktv2p, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  for (auto* v : {&o.forces, &o.virial, &o.energy_atom, &o.virial_atom, &o.positions, &o.types}) broadcast(*v);
   return o;
 }
 
@@ -102,6 +111,7 @@ double scale_of(const std::vector<double>& v)
 
 double deviation(const std::vector<double>& got, const std::vector<double>& ref)
 {
+  if (ref.empty()) return 0.0;  // not defined by the reference
   if (got.size() != ref.size()) return INFINITY;
   double worst = 0.0;
   for (std::size_t i = 0; i < got.size(); ++i) {
@@ -113,7 +123,7 @@ double deviation(const std::vector<double>& got, const std::vector<double>& ref)
 
 }  // namespace
 
-double Deviation::worst() const { return std::max({pe, forces, virial, energy_atom, virial_atom}); }
+double Deviation::worst() const { return std::max({pe, forces, virial, energy_atom, virial_atom, positions}); }
 
 Deviation compare(const Observables& got, const Observables& ref)
 {
@@ -123,6 +133,7 @@ Deviation compare(const Observables& got, const Observables& ref)
   d.virial = deviation(got.virial, ref.virial);
   d.energy_atom = deviation(got.energy_atom, ref.energy_atom);
   d.virial_atom = deviation(got.virial_atom, ref.virial_atom);
+  d.positions = deviation(got.positions, ref.positions);
   return d;
 }
 
@@ -130,7 +141,8 @@ std::string describe(const Deviation& d)
 {
   std::ostringstream s;
   s << "pe " << d.pe << ", forces " << d.forces << ", virial " << d.virial << ", per-atom energy " << d.energy_atom
-    << ", per-atom virial " << d.virial_atom;
+    << ", per-atom virial " << d.virial_atom
+    << ", positions " << d.positions;
   return s.str();
 }
 

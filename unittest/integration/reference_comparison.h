@@ -2,6 +2,7 @@
 // energy, per-atom forces, virial, per-atom energy and per-atom virial atom by atom (by tag).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ struct Observables {
   std::vector<double> virial;        // pressure-tensor virial part: xx yy zz xy xz yz
   std::vector<double> energy_atom;   // natoms
   std::vector<double> virial_atom;   // natoms x 6
+  // The system the observables belong to, for references evaluated outside LAMMPS.
+  std::vector<double> positions;     // natoms x 3
+  std::vector<double> types;         // natoms
+  std::array<double, 9> box{};       // xlo ylo zlo xhi yhi zhi xy xz yz
+  double nktv2p = 1.0;               // pressure = virial / volume * nktv2p in the deck's units
 };
 
 // `setup` creates box and atoms (after units/atom_style/boundary lines in it), `pair` holds the
@@ -21,15 +27,17 @@ Observables evaluate(const std::string& setup, const std::string& pair, const st
 
 // The same on a 1-rank LAMMPS that rank 0 runs on MPI_COMM_SELF, broadcast to every rank: the
 // reference a multi-rank run must reproduce.
-Observables evaluate_on_one_rank(const std::string& setup, const std::string& pair);
+Observables evaluate_on_one_rank(const std::string& setup, const std::string& pair,
+                                 const std::vector<std::string>& args = {});
 
 // Total energy per atom after `steps` NVE steps minus before, with the given pair lines.
 double nve_drift_per_atom(const std::string& setup, const std::string& pair, int steps, double dt);
 
 // Largest deviation of each observable from the reference, relative to the reference's scale
-// (its largest magnitude), so that near-zero components do not dominate.
+// (its largest magnitude), so that near-zero components do not dominate. A per-atom observable
+// the reference leaves empty (one a reference outside LAMMPS does not define) is not compared.
 struct Deviation {
-  double pe, forces, virial, energy_atom, virial_atom;
+  double pe, forces, virial, energy_atom, virial_atom, positions;
   double worst() const;
 };
 Deviation compare(const Observables& got, const Observables& ref);

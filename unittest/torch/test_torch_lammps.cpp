@@ -134,7 +134,7 @@ void expect_within(const Deviations& d, const Deviations& tolerance)
 }
 
 // How the style runs: plain or /kk on host threads, with newton on or off (KOKKOS' package
-// settings matched to it, as unittest/integration/test_kokkos.cpp runs them).
+// settings matched to it, as the kk_package variant of unittest/integration/cases runs them).
 struct Variant {
   std::string name;
   std::vector<std::string> args;  // LAMMPS command-line arguments

@@ -1,0 +1,104 @@
+// An integration case as a data file (unittest/integration/cases/*.json; the format is in
+// cases/README.md): the deck, the pair lines, the references they must reproduce, the rank
+// counts, the variants and the tolerances. The driver (test_cases.cpp) runs every variant of
+// every case against each of its references.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace distspec::testing {
+
+// Largest allowed deviation of each observable (reference_comparison.h: relative to the
+// reference's largest magnitude; pe relative to the reference's pe).
+struct Tolerance {
+  double pe = 1e-10, forces = 1e-10, virial = 1e-10, energy_atom = 1e-10, virial_atom = 1e-10, positions = 1e-10;
+};
+
+// What a variant's run is compared with.
+struct Reference {
+  enum class Kind {
+    pair_lines,       // the same deck with other pair lines (LAMMPS' own style, another model file)
+    default_variant,  // the case's own pair lines in the default variant (plain style, spec's halo,
+                      // create_atoms), same newton and processor grid
+    one_rank,         // the variant itself on one rank, broadcast (runs with more than one rank only)
+    periodic_images,  // the model file evaluated outside LAMMPS on the periodic system unwrapped
+                      // into images (the expanded strategy on one process, no exchange at all)
+  };
+  Kind kind = Kind::pair_lines;
+  std::string name;               // in failure messages: "lj/cut", "plain style", ...
+  std::vector<std::string> pair;  // pair_lines
+  std::vector<std::string> args;  // pair_lines: LAMMPS command-line arguments of the reference run
+  Tolerance tolerance;
+  bool must_differ = false;       // the deviation must also be above zero (another arithmetic really ran)
+};
+
+// How the case's own run is made; each case lists the values it sweeps.
+struct Variant {
+  std::string newton = "on";          // on, off
+  std::string style = "plain";        // plain, threads, kk, kk_package, kk_host
+  std::string halo;                   // "", per_layer, expanded
+  std::string input = "create_atoms"; // create_atoms (the deck as written), read_data, restart
+
+  std::string name() const;  // "newton_on_kk_expanded_restart": the values that are not the default
+  bool is_kokkos() const { return style.rfind("kk", 0) == 0; }
+  bool is_default() const { return style == "plain" && halo.empty() && input == "create_atoms"; }
+};
+
+// An input the case's model must refuse, and the parts of the message every rank reports.
+struct ErrorRow {
+  std::string name;
+  std::vector<std::string> deck;  // the case's deck after its edits
+  std::vector<std::string> pair;
+  std::string style = "plain";
+  std::vector<std::string> expected;
+};
+
+struct Case {
+  std::string file;  // the data file, for messages
+  std::string name;  // its base name
+  std::string description;
+  std::string check = "observables";  // observables, nve_drift, masses
+  std::vector<std::string> deck;      // box and atoms
+  std::vector<std::string> pair;      // the pair lines under test
+  std::vector<std::string> md;        // after the pair lines, before the evaluation (MD, box changes)
+  std::vector<int> ranks;             // rank counts it runs on; empty: every count
+  std::vector<Variant> variants;      // the product of the listed values
+  std::vector<Reference> references;
+  // observables: ewald.cpp-style lines a reference run logs, which the case's run must log alike.
+  std::vector<std::string> log_lines;
+  std::size_t log_line_count = 0;
+  // nve_drift: |drift per atom| over `steps` below `max_drift_per_atom`, or below `factor` x the
+  // drift with `reference_pair` plus `slack`.
+  int steps = 0;
+  double timestep = 0.0;
+  double max_drift_per_atom = 0.0;
+  std::vector<std::string> reference_pair;
+  double factor = 1.05, slack = 1e-7;
+  std::vector<ErrorRow> errors;
+};
+
+// One test: a case in one variant (or its error rows, or its check). `problem` is set instead
+// when the case file could not be read; that test fails with it.
+struct CaseRun {
+  const Case* c = nullptr;
+  Variant variant;
+  std::string name;
+  int error = -1;  // error_runs: the row of c->errors
+  std::string problem;
+};
+inline void PrintTo(const CaseRun& r, std::ostream* os) { *os << r.name; }
+
+// Every case under `folder`, each variant a run, in file order; a file that cannot be read
+// becomes one run that fails with the file, the JSON path and what was expected.
+const std::vector<CaseRun>& case_runs(const std::string& folder);
+// Every case's error rows, a run each.
+const std::vector<CaseRun>& error_runs(const std::string& folder);
+
+// ${potentials}, ${cases} and ${tmp} in a line.
+std::string expand(std::string line, const std::string& tmp);
+std::string join(const std::vector<std::string>& lines);
+
+}  // namespace distspec::testing

@@ -1,0 +1,272 @@
+// The integration cases: every data file in unittest/integration/cases (its format in
+// cases/README.md) run on the current rank count, each variant on every processor grid, against
+// each of the case's references: LAMMPS' own pair styles, the case's own lines in the plain
+// style, one rank, or the model evaluated outside LAMMPS on the unwrapped periodic system.
+// Cases whose check is nve_drift or masses, and every case's error rows, run here too.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <mpi.h>
+#include <sstream>
+#include <unistd.h>
+
+#include "case_file.h"
+#include "lammps_session.h"
+#include "periodic_images_reference.h"
+#include "reference_comparison.h"
+
+namespace dt = distspec::testing;
+
+namespace {
+
+std::string cases_folder() { return dt::source_dir() + "/unittest/integration/cases"; }
+
+// Files of this run: unique per run (rank 0's pid) and rank count, so concurrent runs never share them.
+std::string temp_prefix(const std::string& run)
+{
+  long pid = static_cast<long>(getpid());
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  return "/tmp/distspec_case_" + std::to_string(pid) + "_" + std::to_string(dt::world_size()) + "_" + run;
+}
+
+bool runs_on_this_rank_count(const dt::Case& c)
+{
+  return c.ranks.empty() || std::find(c.ranks.begin(), c.ranks.end(), dt::world_size()) != c.ranks.end();
+}
+
+std::string first_word(const std::string& line)
+{
+  std::istringstream in(line);
+  std::string w;
+  in >> w;
+  return w;
+}
+
+// The pair lines in a style: keywords after the word `distspec` of the pair_style line (plain or
+// a hybrid's sub-style), or the style renamed.
+std::string styled_pair(const std::vector<std::string>& pair, const dt::Variant& v, const std::string& tmp)
+{
+  std::string keywords;
+  if (v.style == "threads") keywords += " threads 2";
+  if (!v.halo.empty()) keywords += " halo " + v.halo;
+  std::string text;
+  for (std::string line : pair) {
+    line = dt::expand(line, tmp);
+    if (first_word(line) == "pair_style") {
+      const auto at = line.find(" distspec");
+      if (at == std::string::npos) ADD_FAILURE() << "no 'distspec' in the pair_style line '" << line << "'";
+      else if (v.style == "kk_host") line.insert(at + 9, "/kk/host" + keywords);
+      else line.insert(at + 9, keywords);
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
+// LAMMPS' command-line arguments of a style: KOKKOS on 2 threads, with its package settings
+// matched to newton (what recent KOKKOS requires with newton on) for kk_package.
+std::vector<std::string> style_args(const dt::Variant& v)
+{
+  if (!v.is_kokkos()) return {};
+  std::vector<std::string> args{"-k", "on", "t", "2"};
+  args.insert(args.end(), {"-sf", "kk"});  // kk_host names its style; -sf kk also picks verlet/kk
+  if (v.style == "kk_package")
+    args.insert(args.end(), {"-pk", "kokkos", "newton", v.newton, "neigh", v.newton == "on" ? "half" : "full"});
+  return args;
+}
+
+std::string lines_of(const std::vector<std::string>& lines, const std::string& tmp)
+{
+  std::string text;
+  for (const std::string& l : lines) text += dt::expand(l, tmp) + "\n";
+  return text;
+}
+
+// The deck as the variant's input makes it. read_data and restart first run the deck once (on
+// the same grid) and write the file the run then reads; read_data keeps the deck's lines before
+// its box (units, atom_style, boundary, ...).
+std::string deck_for(const dt::Case& c, const dt::Variant& v, const std::string& head, const std::string& tmp)
+{
+  const std::string deck = lines_of(c.deck, tmp);
+  if (v.input == "create_atoms") return deck;
+  const std::string file = tmp + (v.input == "restart" ? ".restart" : ".data");
+  {
+    dt::LammpsSession lmp;
+    lmp.run("plugin load " + dt::plugin_path() + "\n" + head + deck +
+            (v.input == "restart" ? "write_restart " + file : "write_data " + file + " nocoeff"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (v.input == "restart") return "read_restart " + file + "\n";
+  std::string preamble;
+  for (const std::string& line : c.deck) {
+    const std::string w = first_word(line);
+    if (w == "create_box" || w == "read_data") break;
+    preamble += dt::expand(line, tmp) + "\n";
+  }
+  return preamble + "read_data " + file + "\n";
+}
+
+std::string head_of(const std::string& grid, const dt::Variant& v)
+{
+  return (grid.empty() ? "" : "processors " + grid + "\n") + "newton " + v.newton + "\n";
+}
+
+// `log FILE` lines for the runs whose logs a case compares.
+std::string log_line(const dt::Case& c, const std::string& file) { return c.log_lines.empty() ? "" : "log " + file + "\n"; }
+
+// The lines of a log that start with one of `prefixes`, in order.
+std::vector<std::string> logged(const std::string& path, const std::vector<std::string>& prefixes)
+{
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    for (const std::string& p : prefixes)
+      if (line.rfind(p, 0) == 0) out.push_back(line);
+  return out;
+}
+
+void expect_within(const dt::Deviation& d, const dt::Tolerance& t)
+{
+  EXPECT_LE(d.pe, t.pe) << dt::describe(d);
+  EXPECT_LE(d.forces, t.forces) << dt::describe(d);
+  EXPECT_LE(d.virial, t.virial) << dt::describe(d);
+  EXPECT_LE(d.energy_atom, t.energy_atom) << dt::describe(d);
+  EXPECT_LE(d.virial_atom, t.virial_atom) << dt::describe(d);
+  EXPECT_LE(d.positions, t.positions) << dt::describe(d);
+}
+
+class Cases : public ::testing::TestWithParam<dt::CaseRun> {
+ protected:
+  void SetUp() override
+  {
+    if (!GetParam().problem.empty()) FAIL() << GetParam().problem;
+    if (!runs_on_this_rank_count(*GetParam().c)) GTEST_SKIP() << "not a rank count of " << GetParam().c->file;
+    if (GetParam().variant.is_kokkos() && !kHasKokkos) GTEST_SKIP() << "LAMMPS without KOKKOS";
+  }
+
+#ifdef DISTSPEC_LAMMPS_HAS_KOKKOS
+  static constexpr bool kHasKokkos = true;
+#else
+  static constexpr bool kHasKokkos = false;
+#endif
+};
+
+// Every reference of the case, on every processor grid of this rank count.
+void check_observables(const dt::Case& c, const dt::Variant& v, const std::string& tmp)
+{
+  const dt::Variant plain{v.newton};
+  for (const std::string& grid : dt::processor_grids()) {
+    SCOPED_TRACE("processors " + grid);
+    const std::string head = head_of(grid, v);
+    const std::string pair = styled_pair(c.pair, v, tmp) + lines_of(c.md, tmp);
+    const std::string setup = head + deck_for(c, v, head, tmp);
+    const dt::Observables got = dt::evaluate(log_line(c, tmp + ".log") + setup, pair, style_args(v));
+    for (std::size_t r = 0; r < c.references.size(); ++r) {
+      const dt::Reference& ref = c.references[r];
+      SCOPED_TRACE("against " + ref.name);
+      dt::Observables want;
+      const std::string ref_log = tmp + ".reference" + std::to_string(r) + ".log";
+      switch (ref.kind) {
+        case dt::Reference::Kind::pair_lines:
+          want = dt::evaluate(log_line(c, ref_log) + head + lines_of(c.deck, tmp), lines_of(ref.pair, tmp) + lines_of(c.md, tmp),
+                              ref.args);
+          break;
+        case dt::Reference::Kind::default_variant:
+          if (v.is_default()) continue;  // the run itself
+          want = dt::evaluate(log_line(c, ref_log) + head + lines_of(c.deck, tmp), styled_pair(c.pair, plain, tmp) + lines_of(c.md, tmp));
+          break;
+        case dt::Reference::Kind::one_rank:
+          if (dt::world_size() == 1) continue;
+          want = dt::evaluate_on_one_rank(log_line(c, ref_log) + head_of("", v) + deck_for(c, v, head_of("", v), tmp + "_one"),
+                                          pair, style_args(v));
+          break;
+        case dt::Reference::Kind::periodic_images:
+          want = dt::evaluate_on_periodic_images(styled_pair(c.pair, v, tmp), got);
+          break;
+      }
+      const dt::Deviation d = dt::compare(got, want);
+      ::testing::Test::RecordProperty(grid + " vs " + ref.name, dt::describe(d));
+      expect_within(d, ref.tolerance);
+      if (ref.must_differ) EXPECT_GT(d.worst(), 0.0) << "the run should differ from " << ref.name;
+      if (!c.log_lines.empty() && ref.kind != dt::Reference::Kind::periodic_images) {
+        MPI_Barrier(MPI_COMM_WORLD);  // rank 0 has closed both logs; only it writes one
+        if (dt::world_rank() == 0) {
+          const auto mine = logged(tmp + ".log", c.log_lines), theirs = logged(ref_log, c.log_lines);
+          if (c.log_line_count) EXPECT_EQ(theirs.size(), c.log_line_count) << dt::join(theirs);
+          EXPECT_EQ(dt::join(mine), dt::join(theirs));
+        }
+      }
+    }
+  }
+}
+
+// Energy per atom after the steps minus before, from 300 K.
+void check_nve_drift(const dt::Case& c, const dt::Variant& v, const std::string& tmp)
+{
+  const std::string setup = head_of("", v) + lines_of(c.deck, tmp);
+  const double ours = dt::nve_drift_per_atom(setup, styled_pair(c.pair, v, tmp), c.steps, c.timestep);
+  if (c.max_drift_per_atom > 0.0) {
+    EXPECT_LT(std::abs(ours), c.max_drift_per_atom) << "drift " << ours << " per atom";
+    return;
+  }
+  const double native = dt::nve_drift_per_atom(setup, lines_of(c.reference_pair, tmp), c.steps, c.timestep);
+  ::testing::Test::RecordProperty("drift", std::to_string(ours) + " vs reference " + std::to_string(native));
+  EXPECT_LE(std::abs(ours), std::abs(native) * c.factor + c.slack) << "reference " << native << ", distspec " << ours;
+}
+
+// pair_coeff sets the masses of the types it maps as the reference style does: from a deck whose
+// masses are all 1, both leave the same per-atom masses, and a `mass` command after pair_coeff
+// still wins.
+void check_masses(const dt::Case& c, const dt::Variant& v, const std::string& tmp)
+{
+  auto masses = [&](const std::string& pair, const std::string& after) {
+    dt::LammpsSession lmp;
+    lmp.run("plugin load " + dt::plugin_path() + "\n" + head_of("", v) + lines_of(c.deck, tmp) + "mass * 1.0\n" + pair +
+            after + "compute m all property/atom mass\nrun 0 post no\n");
+    return lmp.gather("c_m", 1);
+  };
+  const std::string ours = styled_pair(c.pair, v, tmp);
+  for (const dt::Reference& ref : c.references) {
+    SCOPED_TRACE("against " + ref.name);
+    const std::vector<double> want = masses(lines_of(ref.pair, tmp), "");
+    EXPECT_EQ(masses(ours, ""), want);
+    EXPECT_NE(std::count(want.begin(), want.end(), 1.0), static_cast<long>(want.size())) << "the reference kept mass 1";
+  }
+  for (double m : masses(ours, "mass * 2.0\n")) ASSERT_EQ(m, 2.0);
+}
+
+TEST_P(Cases, AgreeWithTheirReferences)
+{
+  const dt::Case& c = *GetParam().c;
+  const std::string tmp = temp_prefix(GetParam().name);
+  if (dt::world_rank() == 0 && !c.description.empty()) RecordProperty("description", c.description);
+  if (c.check == "nve_drift") check_nve_drift(c, GetParam().variant, tmp);
+  else if (c.check == "masses") check_masses(c, GetParam().variant, tmp);
+  else check_observables(c, GetParam().variant, tmp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Data, Cases, ::testing::ValuesIn(dt::case_runs(cases_folder())),
+                         [](const ::testing::TestParamInfo<dt::CaseRun>& info) { return info.param.name; });
+
+class CaseErrors : public Cases {};
+
+// Every rank stops with the row's message.
+TEST_P(CaseErrors, StopEveryRankWithTheirMessage)
+{
+  const dt::ErrorRow& row = GetParam().c->errors[static_cast<std::size_t>(GetParam().error)];
+  const std::string tmp = temp_prefix(GetParam().name);
+  dt::Variant v;
+  v.style = row.style;
+  if (v.is_kokkos() && !kHasKokkos) GTEST_SKIP() << "LAMMPS without KOKKOS";
+  dt::LammpsSession lmp(style_args(v));
+  const std::string error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + lines_of(row.deck, tmp) +
+                                                    styled_pair(row.pair, v, tmp) + "run 0 post no");
+  for (const std::string& part : row.expected) EXPECT_NE(error.find(dt::expand(part, tmp)), std::string::npos) << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(Data, CaseErrors, ::testing::ValuesIn(dt::error_runs(cases_folder())),
+                         [](const ::testing::TestParamInfo<dt::CaseRun>& info) { return info.param.name; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CaseErrors);
+
+}  // namespace
