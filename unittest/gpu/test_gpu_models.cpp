@@ -29,6 +29,7 @@
 #include "models/cuda_runtime.h"
 #include "models/model_factory.h"
 #include "models/model_file.h"
+#include "mpnn_test_network.h"
 #include "mpnn_widen.h"
 #include "periodic_graph.h"
 
@@ -291,64 +292,11 @@ TEST(GpuDispatch, CudaKernelsRefuseHostTensors) {
 // The message-passing network: generated test networks (every activation and basis), the
 // expanded halo strategy, exchanges, precision and the wide (F = 128) kernels.
 
-struct Net {
-  int layers = 3;
-  int species = 2;
-  const char* activation = "silu";
-  const char* basis = "gaussian";
-  const char* precision = "fp64";
-  int features = 8;
-};
+// The generated test networks of unittest/support/mpnn_test_network.h, whose weights are large
+// enough that the network, not the baseline, shapes the energy.
+using Net = MpnnTestNetwork;
 
-Json dense(std::mt19937& rng, int in, int out, double scale) {
-  std::normal_distribution<double> normal(0.0, scale / std::sqrt(double(in)));
-  Json weight = Json::array(), bias = Json::array();
-  for (int k = 0; k < in; ++k) {
-    Json row = Json::array();
-    for (int c = 0; c < out; ++c) row.push_back(normal(rng));
-    weight.push_back(row);
-  }
-  for (int c = 0; c < out; ++c) bias.push_back(0.1 * normal(rng));
-  return {{"weight", weight}, {"bias", bias}};
-}
-
-// A network whose weights are large enough that it, not the baseline, shapes the energy.
-ModelFile test_network(const Net& net) {
-  const std::vector<std::string> names{"Cu", "Ni"};
-  std::mt19937 rng(1234);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  const int k = 6, f = net.features;
-  const double cutoff = 4.0;
-  Json p;
-  p["features"] = f;
-  p["precision"] = net.precision;
-  p["activation"] = net.activation;
-  p["radial_basis"] = std::string(net.basis) == "bessel"
-                          ? Json{{"kind", "bessel"}, {"size", k}}
-                          : Json{{"kind", "gaussian"}, {"size", k}, {"start", 0.5}, {"stop", cutoff}, {"width", 0.5}};
-  ModelFile file;
-  file.path = "test_network.json";
-  file.architecture = "mpnn";
-  file.units = "metal";
-  file.cutoff = cutoff;
-  for (int s = 0; s < net.species; ++s) {
-    file.elements.push_back(names[s]);
-    Json row = Json::array();
-    for (int c = 0; c < f; ++c) row.push_back(normal(rng));
-    p["embedding"][names[s]] = row;
-    p["reference_energy"][names[s]] = -0.5 - s;
-  }
-  for (int l = 0; l < net.layers; ++l)
-    p["layers"].push_back({{"filter", dense(rng, k, f, 1.0)}, {"update", {dense(rng, f, 6, 1.0), dense(rng, 6, f, 1.0)}}});
-  p["readout"] = {dense(rng, f, 4, 1.0), dense(rng, 4, 1, 1.0)};
-  Json pairs = Json::array();
-  for (int a = 0; a < net.species; ++a)
-    for (int b = a; b < net.species; ++b)
-      pairs.push_back({{"elements", {names[a], names[b]}}, {"D", 0.3 + 0.05 * (a + b)}, {"alpha", 1.4}, {"r0", 2.6 + 0.1 * (a + b)}});
-  p["baseline"] = {{"kind", "morse"}, {"switch_inner", 3.0}, {"pairs", pairs}};
-  file.parameters = p;
-  return file;
-}
+ModelFile test_network(const Net& net) { return random_mpnn_model(net); }
 
 DistributionSpec mpnn_spec() { return models::read_model_file(potential("cu_mpnn_L2.json")).spec.core; }
 

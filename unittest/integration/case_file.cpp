@@ -1,6 +1,8 @@
 #include "case_file.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -112,19 +114,37 @@ class Fields {
   std::set<std::string> used_;
 };
 
+std::vector<int> read_ranks(Fields& f)
+{
+  std::vector<int> out;
+  if (!f.has("ranks")) return out;
+  const Json& r = f.get("ranks");
+  if (!r.is_array() || r.empty()) throw CaseError(f.at("ranks"), "expected an array of rank counts");
+  for (const Json& n : r) {
+    if (!n.is_number_integer() || n.get<int>() < 1) throw CaseError(f.at("ranks"), "expected positive integers");
+    out.push_back(n.get<int>());
+  }
+  return out;
+}
+
 Tolerance read_tolerance(const Json& j, const std::string& path, Tolerance t)
 {
   if (j.is_number()) {
     const double v = j.get<double>();
-    return {v, v, v, v, v, v};
+    return {v, v, v, v, v, v, t.absolute_per_atom};
   }
   Fields f(j, path);
-  t.pe = f.number("pe", t.pe);
-  t.forces = f.number("forces", t.forces);
-  t.virial = f.number("virial", t.virial);
-  t.energy_atom = f.number("energy_atom", t.energy_atom);
-  t.virial_atom = f.number("virial_atom", t.virial_atom);
-  t.positions = f.number("positions", t.positions);
+  // null: the observable is not compared (one the reference defines differently).
+  auto bound = [&](const std::string& key, double fallback) {
+    return f.has(key) && f.get(key).is_null() ? INFINITY : f.number(key, fallback);
+  };
+  t.pe = bound("pe", t.pe);
+  t.forces = bound("forces", t.forces);
+  t.virial = bound("virial", t.virial);
+  t.energy_atom = bound("energy_atom", t.energy_atom);
+  t.virial_atom = bound("virial_atom", t.virial_atom);
+  t.positions = bound("positions", t.positions);
+  t.absolute_per_atom = f.boolean("absolute_per_atom", t.absolute_per_atom);
   f.done();
   return t;
 }
@@ -135,14 +155,19 @@ Reference read_reference(const Json& j, const std::string& path, const Tolerance
 {
   Fields f(j, path);
   Reference r;
-  const std::string kind = f.choice("kind", {"pair_lines", "default_variant", "one_rank", "periodic_images"}, "pair_lines");
+  const std::string kind =
+      f.choice("kind", {"pair_lines", "default_variant", "one_rank", "periodic_images", "reference_file"}, "pair_lines");
   r.kind = kind == "pair_lines"        ? Reference::Kind::pair_lines
            : kind == "default_variant" ? Reference::Kind::default_variant
            : kind == "one_rank"        ? Reference::Kind::one_rank
-                                       : Reference::Kind::periodic_images;
+           : kind == "periodic_images" ? Reference::Kind::periodic_images
+                                       : Reference::Kind::reference_file;
   r.name = f.string("name", kind);
   r.pair = f.lines("pair");
   r.args = f.lines("args");
+  r.file = f.string("file", "");
+  if ((r.kind == Reference::Kind::reference_file) != !r.file.empty())
+    throw CaseError(f.at("file"), "a reference_file reference, and only it, names its file");
   if ((r.kind == Reference::Kind::pair_lines) != !r.pair.empty())
     throw CaseError(f.at("pair"), r.kind == Reference::Kind::pair_lines ? "a pair_lines reference needs its pair lines"
                                                                        : "only a pair_lines reference takes pair lines");
@@ -192,6 +217,7 @@ ErrorRow read_error(const Json& j, const std::string& path, const Case& c)
   e.pair = f.has("pair") ? f.lines("pair") : c.pair;
   e.style = f.choice("style", kStyles, "plain");
   e.expected = f.lines("expected");
+  e.ranks = read_ranks(f);
   if (e.expected.empty()) throw CaseError(f.at("expected"), "expected the parts of the error message, at least one");
   f.done();
   return e;
@@ -218,14 +244,7 @@ Case read_case(const std::string& file)
   c.pair = f.lines("pair");
   if (c.pair.empty()) throw CaseError("/pair", "expected the pair lines under test");
   c.md = f.lines("md");
-  if (f.has("ranks")) {
-    const Json& r = f.get("ranks");
-    if (!r.is_array()) throw CaseError("/ranks", "expected an array of rank counts");
-    for (const Json& n : r) {
-      if (!n.is_number_integer() || n.get<int>() < 1) throw CaseError("/ranks", "expected positive integers");
-      c.ranks.push_back(n.get<int>());
-    }
-  }
+  c.ranks = read_ranks(f);
   Tolerance tolerance;
   if (f.has("tolerance")) tolerance = read_tolerance(f.get("tolerance"), "/tolerance", tolerance);
 
@@ -346,8 +365,15 @@ const std::vector<CaseRun>& error_runs(const std::string& folder) { return catal
 
 std::string expand(std::string line, const std::string& tmp)
 {
+#ifdef DISTSPEC_TORCH_FIXTURES
+  const char* env = std::getenv("DISTSPEC_TORCH_FIXTURES");
+  const std::string fixtures = env && *env ? env : DISTSPEC_TORCH_FIXTURES;
+#else
+  const std::string fixtures = "(a build without the torch kind has no torch fixtures)";
+#endif
   const std::pair<std::string, std::string> names[] = {{"${potentials}", source_dir() + "/potentials"},
-                                                       {"${cases}", source_dir() + "/unittest/integration/cases"},
+                                                       {"${cases}", DISTSPEC_CASES_DIR},
+                                                       {"${torch_fixtures}", fixtures},
                                                        {"${tmp}", tmp}};
   for (const auto& [from, to] : names)
     for (auto at = line.find(from); at != std::string::npos; at = line.find(from, at + to.size()))

@@ -12,9 +12,10 @@
 namespace distspec::testing {
 
 // Largest allowed deviation of each observable (reference_comparison.h: relative to the
-// reference's largest magnitude; pe relative to the reference's pe).
+// reference's largest magnitude; pe relative to the reference's pe); infinity: not compared.
 struct Tolerance {
   double pe = 1e-10, forces = 1e-10, virial = 1e-10, energy_atom = 1e-10, virial_atom = 1e-10, positions = 1e-10;
+  bool absolute_per_atom = false;  // forces and per-atom energies as plain differences (eV/A, eV)
 };
 
 // What a variant's run is compared with.
@@ -26,11 +27,13 @@ struct Reference {
     one_rank,         // the variant itself on one rank, broadcast (runs with more than one rank only)
     periodic_images,  // the model file evaluated outside LAMMPS on the periodic system unwrapped
                       // into images (the expanded strategy on one process, no exchange at all)
+    reference_file,   // outputs another program wrote (the eager PyTorch model, a calculator), by atom ID
   };
   Kind kind = Kind::pair_lines;
   std::string name;               // in failure messages: "lj/cut", "plain style", ...
   std::vector<std::string> pair;  // pair_lines
   std::vector<std::string> args;  // pair_lines: LAMMPS command-line arguments of the reference run
+  std::string file;               // reference_file
   Tolerance tolerance;
   bool must_differ = false;       // the deviation must also be above zero (another arithmetic really ran)
 };
@@ -54,6 +57,7 @@ struct ErrorRow {
   std::vector<std::string> pair;
   std::string style = "plain";
   std::vector<std::string> expected;
+  std::vector<int> ranks;  // rank counts it runs on; empty: the case's
 };
 
 struct Case {
@@ -97,7 +101,9 @@ const std::vector<CaseRun>& case_runs(const std::string& folder);
 // Every case's error rows, a run each.
 const std::vector<CaseRun>& error_runs(const std::string& folder);
 
-// ${potentials}, ${cases} and ${tmp} in a line.
+// ${potentials}, ${cases} (the folder of the cases, DISTSPEC_CASES_DIR), ${torch_fixtures}
+// (where make_fixtures.py wrote, in builds with the torch kind; DISTSPEC_TORCH_FIXTURES in the
+// environment wins) and ${tmp} in a line.
 std::string expand(std::string line, const std::string& tmp);
 std::string join(const std::vector<std::string>& lines);
 

@@ -34,7 +34,7 @@ void canonical_order(const std::vector<double>& x, Observables& o)
     v.swap(out);
   };
   o.positions = x;
-  for (auto* v : {&o.forces, &o.energy_atom, &o.virial_atom, &o.positions, &o.types}) permute(*v);
+  for (auto* v : {&o.forces, &o.energy_atom, &o.virial_atom, &o.positions, &o.types, &o.ids}) permute(*v);
 }
 
 Observables evaluate_with(const std::string& setup, const std::string& pair, const std::vector<std::string>& args,
@@ -46,6 +46,7 @@ compute pea all pe/atom
 compute sa all stress/atom NULL virial
 compute vir all pressure NULL virial
 compute distspec_type all property/atom type
+compute distspec_id all property/atom id
 thermo_style custom step pe press
 run 0 post no
 )");
@@ -56,6 +57,7 @@ run 0 post no
   o.energy_atom = lmp.gather("c_pea", 1);
   o.virial_atom = lmp.gather("c_sa", 6);
   o.types = lmp.gather("c_distspec_type", 1);
+  o.ids = lmp.gather("c_distspec_id", 1);
   const char* box[] = {"xlo", "ylo", "zlo", "xhi", "yhi", "zhi", "xy", "xz", "yz"};
   for (int k = 0; k < 9; ++k) o.box[k] = lmp.thermo(box[k]);
   o.nktv2p = *static_cast<double*>(lammps_extract_global(lmp.handle(), "nktv2p"));
@@ -85,7 +87,7 @@ Observables evaluate_on_one_rank(const std::string& setup, const std::string& pa
   MPI_Bcast(&o.pe, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(o.box.data(), 9, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&o.nktv2p, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  for (auto* v : {&o.forces, &o.virial, &o.energy_atom, &o.virial_atom, &o.positions, &o.types}) broadcast(*v);
+  for (auto* v : {&o.forces, &o.virial, &o.energy_atom, &o.virial_atom, &o.positions, &o.types, &o.ids}) broadcast(*v);
   return o;
 }
 
@@ -109,7 +111,7 @@ double scale_of(const std::vector<double>& v)
   return s > 0.0 ? s : 1.0;
 }
 
-double deviation(const std::vector<double>& got, const std::vector<double>& ref)
+double deviation(const std::vector<double>& got, const std::vector<double>& ref, bool absolute = false)
 {
   if (ref.empty()) return 0.0;  // not defined by the reference
   if (got.size() != ref.size()) return INFINITY;
@@ -118,20 +120,20 @@ double deviation(const std::vector<double>& got, const std::vector<double>& ref)
     if (!std::isfinite(got[i])) return INFINITY;
     worst = std::max(worst, std::abs(got[i] - ref[i]));
   }
-  return worst / scale_of(ref);
+  return absolute ? worst : worst / scale_of(ref);
 }
 
 }  // namespace
 
 double Deviation::worst() const { return std::max({pe, forces, virial, energy_atom, virial_atom, positions}); }
 
-Deviation compare(const Observables& got, const Observables& ref)
+Deviation compare(const Observables& got, const Observables& ref, bool absolute_per_atom)
 {
   Deviation d{};
   d.pe = std::isfinite(got.pe) ? std::abs(got.pe - ref.pe) / std::max(std::abs(ref.pe), 1e-300) : INFINITY;
-  d.forces = deviation(got.forces, ref.forces);
+  d.forces = deviation(got.forces, ref.forces, absolute_per_atom);
   d.virial = deviation(got.virial, ref.virial);
-  d.energy_atom = deviation(got.energy_atom, ref.energy_atom);
+  d.energy_atom = deviation(got.energy_atom, ref.energy_atom, absolute_per_atom);
   d.virial_atom = deviation(got.virial_atom, ref.virial_atom);
   d.positions = deviation(got.positions, ref.positions);
   return d;

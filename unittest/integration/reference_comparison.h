@@ -17,6 +17,7 @@ struct Observables {
   // The system the observables belong to, for references evaluated outside LAMMPS.
   std::vector<double> positions;     // natoms x 3
   std::vector<double> types;         // natoms
+  std::vector<double> ids;           // natoms: atom IDs
   std::array<double, 9> box{};       // xlo ylo zlo xhi yhi zhi xy xz yz
   double nktv2p = 1.0;               // pressure = virial / volume * nktv2p in the deck's units
 };
@@ -40,7 +41,8 @@ struct Deviation {
   double pe, forces, virial, energy_atom, virial_atom, positions;
   double worst() const;
 };
-Deviation compare(const Observables& got, const Observables& ref);
+// absolute_per_atom: forces and per-atom energies as plain differences, not relative to a scale.
+Deviation compare(const Observables& got, const Observables& ref, bool absolute_per_atom = false);
 std::string describe(const Deviation& d);
 
 // The processor grids a test sweeps on the current number of ranks.

@@ -48,20 +48,12 @@ struct RawEam {
     const std::size_t n = c.positions.size();
     rho_i.assign(n, 0.0);
     e_i.assign(n, 0.0);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        for (int a = -1; a <= 1; ++a)
-          for (int b = -1; b <= 1; ++b)
-            for (int k = -1; k <= 1; ++k) {
-              if (i == j && a == 0 && b == 0 && k == 0) continue;
-              const Vec3 s = c.box.image_shift({a, b, k});
-              double rsq = 0.0;
-              for (int d = 0; d < 3; ++d) rsq += std::pow(c.positions[i][d] - c.positions[j][d] - s[d], 2);
-              if (rsq >= cut * cut) continue;
-              const double r = std::sqrt(rsq);
-              rho_i[i] += rho(c.species[j], r);
-              e_i[i] += 0.5 * phi(c.species[i], c.species[j], r);
-            }
+    for_each_image_pair(c, 1, [&](std::size_t i, std::size_t j, double rsq) {
+      if (rsq >= cut * cut) return;
+      const double r = std::sqrt(rsq);
+      rho_i[i] += rho(c.species[j], r);
+      e_i[i] += 0.5 * phi(c.species[i], c.species[j], r);
+    });
     for (std::size_t i = 0; i < n; ++i) e_i[i] += F(c.species[i], rho_i[i]);
   }
 };

@@ -30,19 +30,10 @@ double lj(const Pair& p, double r) {
 // Per-atom energies, pair_modify shift yes: sum over all images within each pair's cutoff.
 std::vector<double> brute_force_energies(const Crystal& c) {
   std::vector<double> e(c.positions.size(), 0.0);
-  const int n = 2;
-  for (std::size_t i = 0; i < c.positions.size(); ++i)
-    for (std::size_t j = 0; j < c.positions.size(); ++j)
-      for (int a = -n; a <= n; ++a)
-        for (int b = -n; b <= n; ++b)
-          for (int k = -n; k <= n; ++k) {
-            if (i == j && a == 0 && b == 0 && k == 0) continue;
-            const Vec3 s = c.box.image_shift({a, b, k});
-            double rsq = 0.0;
-            for (int d = 0; d < 3; ++d) rsq += std::pow(c.positions[i][d] - c.positions[j][d] - s[d], 2);
-            const Pair& p = kBinary[c.species[i]][c.species[j]];
-            if (rsq < p.cutoff * p.cutoff) e[i] += 0.5 * (lj(p, std::sqrt(rsq)) - lj(p, p.cutoff));
-          }
+  for_each_image_pair(c, 2, [&](std::size_t i, std::size_t j, double rsq) {
+    const Pair& p = kBinary[c.species[i]][c.species[j]];
+    if (rsq < p.cutoff * p.cutoff) e[i] += 0.5 * (lj(p, std::sqrt(rsq)) - lj(p, p.cutoff));
+  });
   return e;
 }
 

@@ -18,6 +18,7 @@
 #include "distspec/spec/spec_json.h"
 #include "expanded_graph.h"
 #include "model_test_util.h"
+#include "mpnn_test_network.h"
 #include "distspec/util/threads.h"
 #include "models/mpnn/mpnn.h"
 
@@ -45,70 +46,17 @@ using models::ModelFile;
 using models::ModelOutputs;
 
 // ---------------------------------------------------------------------------------------------
-// A small test network whose weights are large enough that it, not the Morse baseline, shapes
-// the energy surface: derivative checks then test the network's adjoints.
+// A small test network (unittest/support/mpnn_test_network.h) whose weights are large enough that
+// it, not the Morse baseline, shapes the energy surface: derivative checks then test the
+// network's adjoints.
 
-struct Net {
-  int layers = 3;
-  int species = 2;
-  std::string activation = "silu";
-  std::string basis = "gaussian";
-  std::string precision = "fp64";
-  double cutoff = 4.0;
-};
+using Net = MpnnTestNetwork;
+const int kFeatures = MpnnTestNetwork{}.features;
 
-constexpr int kFeatures = 8;
-
-Json dense(std::mt19937& rng, int in, int out, double scale) {
-  std::normal_distribution<double> normal(0.0, scale / std::sqrt(double(in)));
-  Json weight = Json::array(), bias = Json::array();
-  for (int k = 0; k < in; ++k) {
-    Json row = Json::array();
-    for (int c = 0; c < out; ++c) row.push_back(normal(rng));
-    weight.push_back(row);
-  }
-  for (int c = 0; c < out; ++c) bias.push_back(0.1 * normal(rng));
-  return {{"weight", weight}, {"bias", bias}};
-}
-
+// Named model.json in its errors, as a user's file would be.
 ModelFile test_model(const Net& net) {
-  const std::vector<std::string> names{"Cu", "Ni"};
-  std::mt19937 rng(1234);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  const int k = 6;
-  Json p;
-  p["features"] = kFeatures;
-  p["precision"] = net.precision;
-  p["activation"] = net.activation;
-  p["radial_basis"] =
-      net.basis == "bessel"
-          ? Json{{"kind", "bessel"}, {"size", k}}
-          : Json{{"kind", "gaussian"}, {"size", k}, {"start", 0.5}, {"stop", net.cutoff}, {"width", 0.5}};
-  ModelFile file;
+  ModelFile file = random_mpnn_model(net);
   file.path = "model.json";
-  file.architecture = "mpnn";
-  file.units = "metal";
-  file.cutoff = net.cutoff;
-  for (int s = 0; s < net.species; ++s) {
-    file.elements.push_back(names[s]);
-    Json row = Json::array();
-    for (int c = 0; c < kFeatures; ++c) row.push_back(normal(rng));
-    p["embedding"][names[s]] = row;
-    p["reference_energy"][names[s]] = -0.5 - s;
-  }
-  for (int l = 0; l < net.layers; ++l)
-    p["layers"].push_back({{"filter", dense(rng, k, kFeatures, 1.0)},
-                           {"update", {dense(rng, kFeatures, 6, 1.0), dense(rng, 6, kFeatures, 1.0)}}});
-  p["readout"] = {dense(rng, kFeatures, 4, 1.0), dense(rng, 4, 1, 1.0)};
-  Json pairs = Json::array();
-  for (int a = 0; a < net.species; ++a)
-    for (int b = a; b < net.species; ++b)
-      pairs.push_back({{"elements", {names[a], names[b]}},
-                       {"D", 0.3 + 0.05 * (a + b)},
-                       {"alpha", 1.4},
-                       {"r0", 2.6 + 0.1 * (a + b)}});
-  p["baseline"] = {{"kind", "morse"}, {"switch_inner", 3.0}, {"pairs", pairs}};
-  file.parameters = p;
   return file;
 }
 

@@ -13,21 +13,7 @@ namespace {
 // Pairs (i, j, image n) within `reach`, brute force over a generous range of images.
 std::size_t brute_force_pairs(const Crystal& c, double reach) {
   std::size_t count = 0;
-  const int n = 3;
-  for (std::size_t i = 0; i < c.positions.size(); ++i)
-    for (std::size_t j = 0; j < c.positions.size(); ++j)
-      for (int a = -n; a <= n; ++a)
-        for (int b = -n; b <= n; ++b)
-          for (int k = -n; k <= n; ++k) {
-            if (i == j && a == 0 && b == 0 && k == 0) continue;
-            const Vec3 s = c.box.image_shift({a, b, k});
-            double rsq = 0.0;
-            for (int d = 0; d < 3; ++d) {
-              const double del = c.positions[i][d] - c.positions[j][d] - s[d];
-              rsq += del * del;
-            }
-            count += rsq < reach * reach;
-          }
+  for_each_image_pair(c, 3, [&](std::size_t, std::size_t, double rsq) { count += rsq < reach * reach; });
   return count;
 }
 

@@ -48,6 +48,27 @@ void jiggle(Crystal& c, double amplitude, unsigned seed);
 // Species drawn uniformly from [0, n_species).
 void randomize_species(Crystal& c, int n_species, unsigned seed);
 
+// Brute force, for references: calls f(i, j, rsq) for every atom i and every periodic image of
+// every atom j within `images` cells along each cell vector (an atom's own position excepted),
+// rsq the squared distance from i to that image.
+template <class F>
+void for_each_image_pair(const Crystal& c, int images, F&& f) {
+  for (std::size_t i = 0; i < c.positions.size(); ++i)
+    for (std::size_t j = 0; j < c.positions.size(); ++j)
+      for (int a = -images; a <= images; ++a)
+        for (int b = -images; b <= images; ++b)
+          for (int k = -images; k <= images; ++k) {
+            if (i == j && a == 0 && b == 0 && k == 0) continue;
+            const Vec3 s = c.box.image_shift({a, b, k});
+            double rsq = 0.0;
+            for (int d = 0; d < 3; ++d) {
+              const double del = c.positions[i][d] - c.positions[j][d] - s[d];
+              rsq += del * del;
+            }
+            f(i, j, rsq);
+          }
+}
+
 class PeriodicGraph {
  public:
   PeriodicGraph(const Crystal& crystal, double cutoff, double skin);

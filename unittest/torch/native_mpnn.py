@@ -4,8 +4,8 @@ Reads a native model file (`"architecture": "mpnn"`, e.g. potentials/cu_mpnn_L2.
 computes, in fp64 and plain torch ops, the energy the native model computes with the same
 parameters: a SchNet-style network (Schütt et al., J. Chem. Phys. 148, 241722 (2018)) on a
 Morse pair baseline. Exported with tools/distspec-export it runs under `pair_style distspec`
-as a torch model, so the two backends check each other on the same deck (test_torch_lammps.cpp,
-NativeTwin/*). Written from the math in lib/models/mpnn/mpnn.h and the tensor ops' comments,
+as a torch model, so the two backends check each other on the same deck (unittest/torch/cases/
+twin_*.json). Written from the math in lib/models/mpnn/mpnn.h and the tensor ops' comments,
 calling none of DISTSPEC's code:
 
   h0_i         = embedding[species_i]
