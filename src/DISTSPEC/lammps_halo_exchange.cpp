@@ -22,18 +22,23 @@ void LammpsHaloExchange::zero_halo_rows(const distspec::Rows<double> &rows)
 
 // fp32 blocks are staged through fp64 so a halo row's partials, which may hop through several
 // intermediate ghost copies, are summed in fp64 and rounded once.
-void LammpsHaloExchange::forward(distspec::Rows<float> rows)
+void LammpsHaloExchange::widened(distspec::Rows<float> rows, bool reverse)
 {
   staging_.assign(rows.data, rows.data + rows.size());
-  forward(distspec::Rows<double>{staging_.data(), rows.rows, rows.width});
+  const distspec::Rows<double> wide{staging_.data(), rows.rows, rows.width};
+  if (reverse) LammpsHaloExchangeBase::reverse(wide);
+  else LammpsHaloExchangeBase::forward(wide);
   std::transform(staging_.begin(), staging_.end(), rows.data, [](double v) { return static_cast<float>(v); });
+}
+
+void LammpsHaloExchange::forward(distspec::Rows<float> rows)
+{
+  widened(rows, false);
 }
 
 void LammpsHaloExchange::reverse(distspec::Rows<float> rows)
 {
-  staging_.assign(rows.data, rows.data + rows.size());
-  reverse(distspec::Rows<double>{staging_.data(), rows.rows, rows.width});
-  std::transform(staging_.begin(), staging_.end(), rows.data, [](double v) { return static_cast<float>(v); });
+  widened(rows, true);
 }
 
 void LammpsHaloExchange::all_reduce_sum(double *values, std::size_t n)

@@ -37,6 +37,9 @@ class LammpsHaloExchange : public LammpsHaloExchangeBase {
   int width_ = 0;
 
  private:
+  // An fp32 block through staging_ in fp64, forward or reverse.
+  void widened(distspec::Rows<float> rows, bool reverse);
+
   std::vector<double> staging_;
 };
 

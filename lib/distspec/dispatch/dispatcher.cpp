@@ -5,6 +5,9 @@
 #include <sstream>
 
 #include "distspec/error.h"
+#ifdef DISTSPEC_WITH_CUDA
+#include "distspec/halo/device_staging.h"
+#endif
 
 namespace distspec {
 namespace {
@@ -76,6 +79,16 @@ Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<s
            "registered ops: " + join(registry.names()));
     ops_[op] = BoundOp{nullptr, kernel};
   }
+}
+
+void Dispatcher::attach(HaloExchange& halo) {
+  halo_ = &halo;
+  if (device_ != Device::cuda || halo.accepts_device_rows()) return;
+#ifdef DISTSPEC_WITH_CUDA
+  if (!staging_) staging_ = std::make_unique<DeviceStagingHaloExchange>();
+  static_cast<DeviceStagingHaloExchange&>(*staging_).wrap(halo);
+  halo_ = staging_.get();
+#endif
 }
 
 HaloExchange& Dispatcher::halo() const {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,10 @@ class Dispatcher {
   static void check_policy(const StoragePolicy& policy, int n_ranks);
 
   // The halo exchange of the current step (its row counts change when the host reneighbours).
-  void attach(HaloExchange& halo) { halo_ = &halo; }
+  // The kernels of a cuda dispatcher hand it device rows: an exchange that takes host rows only
+  // is run through pinned host memory (DeviceStagingHaloExchange), chosen here, once per attach,
+  // so that no model has to.
+  void attach(HaloExchange& halo);
   HaloExchange& halo() const;
 
   const DistributionSpec& spec() const { return spec_; }
@@ -105,6 +109,7 @@ class Dispatcher {
   bool scatter_corrects_ = false;
   std::map<std::string, BoundOp> ops_;
   HaloExchange* halo_ = nullptr;
+  std::unique_ptr<HaloExchange> staging_;  // a DeviceStagingHaloExchange around the host's, when needed
   ExchangeStats stats_;
 };
 

@@ -6,7 +6,7 @@
 #include "models/cuda/device_outputs.cuh"
 #include "models/cuda/launch_timer.cuh"
 #include "models/cuda/pair_tally.cuh"
-#include "models/cuda/staged_halo.cuh"
+#include "models/cuda/require_cuda_dispatcher.cuh"
 #include "models/eam/eam.h"
 #include "models/edge_kernel.h"
 #include "models/model_error.h"
@@ -226,7 +226,7 @@ class EAMCudaModel final : public Model {
   // before_gather(fp) -> forces; the halo exchange (one a step) sees device rows.
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
                ModelOutputs& out) override {
-    StagedHalo staged(dispatch, staging_, "eam");
+    require_cuda_dispatcher(dispatch, "eam");
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
     out.reset(n, request, request.rows_on_device);
     graph_.upload(graph, tables_.n_species, std::string("op '") + kDensityOp + "'", kOpArgsHint);
@@ -264,7 +264,6 @@ class EAMCudaModel final : public Model {
   DeviceTables device_;
   DeviceGraph graph_;
   DeviceArray<double> energy_, rho_, fp_, forces_, virial_, virial_rows_, sums_, total_;
-  DeviceStagingHaloExchange staging_;
 };
 
 }  // namespace

@@ -7,7 +7,8 @@
 #include "models/cuda/device_outputs.cuh"
 #include "models/cuda/launch_timer.cuh"
 #include "models/cuda/pair_tally.cuh"
-#include "models/cuda/staged_halo.cuh"
+#include "distspec/halo/device_staging.h"  // is_device_pointer
+#include "models/cuda/require_cuda_dispatcher.cuh"
 #include "models/edge_kernel.h"
 #include "models/ewald/ewald.h"
 #include "models/ewald/ewald_accuracy.h"
@@ -184,7 +185,7 @@ class EwaldCudaModel final : public Model, public SystemDerived {
 
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
                ModelOutputs& out) override {
-    StagedHalo staged(dispatch, staging_, "ewald");
+    require_cuda_dispatcher(dispatch, "ewald");
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
     out.reset(n, request, request.rows_on_device);
     // alpha and kmax as the CPU model has them (ewald_accuracy.h, on the host).
@@ -278,7 +279,6 @@ class EwaldCudaModel final : public Model, public SystemDerived {
   DeviceGraph graph_;
   DeviceArray<double> alpha_, cell_, k_, charges_, real_sf_, imag_sf_, total_;
   DeviceArray<double> energy_, forces_, virial_, virial_rows_, sums_, energy_total_;
-  DeviceStagingHaloExchange staging_;
 };
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include "models/cuda/device_outputs.cuh"
 #include "models/cuda/launch_timer.cuh"
 #include "models/cuda/pair_tally.cuh"
-#include "models/cuda/staged_halo.cuh"
+#include "models/cuda/require_cuda_dispatcher.cuh"
 #include "models/edge_kernel.h"
 #include "models/lj/lj.h"
 
@@ -77,7 +77,7 @@ class LJCudaModel final : public Model {
   // Upload (positions; topology when it changed) -> one op on the device -> download.
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
                ModelOutputs& out) override {
-    StagedHalo staged(dispatch, staging_, "lj");
+    require_cuda_dispatcher(dispatch, "lj");
     const std::size_t n = graph.n_rows();
     out.reset(n, request, request.rows_on_device);
     const bool virial = request.virial || request.virial_rows;
@@ -104,7 +104,6 @@ class LJCudaModel final : public Model {
   DeviceParams device_;
   DeviceGraph graph_;
   DeviceArray<double> energy_, forces_, virial_, virial_rows_, sums_, total_;
-  DeviceStagingHaloExchange staging_;
 };
 
 }  // namespace

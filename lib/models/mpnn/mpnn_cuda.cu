@@ -37,7 +37,7 @@
 #include "models/cuda/launch_timer.cuh"
 #include "models/cuda/pair_tally.cuh"
 #include "models/cuda/reductions.cuh"
-#include "models/cuda/staged_halo.cuh"
+#include "models/cuda/require_cuda_dispatcher.cuh"
 #include "models/model_error.h"
 #include "models/mpnn/mpnn.h"
 
@@ -723,7 +723,6 @@ class CudaNetwork final : public Model {
   DeviceArray<double> energy_rows_, forces_, virial_rows_, virial_, sums_, total_;
   DeviceArray<unsigned long long> active_;
   double active_edges_ = 0.0;  // edges within the cutoff, counted while profiling: what flops are charged for
-  DeviceStagingHaloExchange staging_;
 };
 
 template <class T>
@@ -795,7 +794,7 @@ void CudaNetwork<T>::backward_layer(const LayerArgs<T>& a) {
 template <class T>
 void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
                              ModelOutputs& out) {
-  StagedHalo staged(dispatch, staging_, "mpnn");
+  require_cuda_dispatcher(dispatch, "mpnn");
   const std::size_t n = graph.n_rows(), n_owned = graph.n_owned, F = static_cast<std::size_t>(F_);
   out.reset(n, request, request.rows_on_device);
   if (graph_.upload(graph, params_.n_species, "mpnn", "")) senders_.build(graph_);
