@@ -149,7 +149,7 @@ Tolerance read_tolerance(const Json& j, const std::string& path, Tolerance t)
   return t;
 }
 
-const std::vector<std::string> kStyles = {"plain", "threads", "kk", "kk_package", "kk_host"};
+const std::vector<std::string> kStyles = {"plain", "threads", "kk", "kk_package", "kk_host", "kk_gpu"};
 
 Reference read_reference(const Json& j, const std::string& path, const Tolerance& tolerance)
 {
@@ -165,6 +165,8 @@ Reference read_reference(const Json& j, const std::string& path, const Tolerance
   r.name = f.string("name", kind);
   r.pair = f.lines("pair");
   r.args = f.lines("args");
+  r.same_args = f.boolean("same_args", false);
+  if (r.same_args && !r.args.empty()) throw CaseError(f.at("args"), "give args or same_args, not both");
   r.file = f.string("file", "");
   if ((r.kind == Reference::Kind::reference_file) != !r.file.empty())
     throw CaseError(f.at("file"), "a reference_file reference, and only it, names its file");
@@ -250,22 +252,24 @@ Case read_case(const std::string& file)
 
   // The variants: the product of the listed values, or the union of several such products.
   auto add_variants = [&](const Json& j, const std::string& path) {
-    std::vector<std::string> newton{"on"}, style{"plain"}, halo{""}, input{"create_atoms"};
+    std::vector<std::string> newton{"on"}, style{"plain"}, halo{""}, input{"create_atoms"}, device{"cpu"};
     Fields v(j, path);
     newton = v.choices("newton", {"on", "off"}, newton);
     style = v.choices("style", kStyles, style);
     halo = v.choices("halo", {"per_layer", "expanded"}, halo);
     input = v.choices("input", {"create_atoms", "read_data", "restart"}, input);
+    device = v.choices("device", {"cpu", "cuda"}, device);
     v.done();
     for (const auto& n : newton)
       for (const auto& s : style)
         for (const auto& h : halo)
-          for (const auto& i : input) {
-            const Variant variant{n, s, h, i};
-            const bool listed = std::any_of(c.variants.begin(), c.variants.end(),
-                                            [&](const Variant& other) { return other.name() == variant.name(); });
-            if (!listed) c.variants.push_back(variant);
-          }
+          for (const auto& i : input)
+            for (const auto& d : device) {
+              const Variant variant{n, s, h, i, d};
+              const bool listed = std::any_of(c.variants.begin(), c.variants.end(),
+                                              [&](const Variant& other) { return other.name() == variant.name(); });
+              if (!listed) c.variants.push_back(variant);
+            }
   };
   if (!f.has("variants")) {
     add_variants(Json::object(), "/variants");
@@ -357,6 +361,7 @@ std::string Variant::name() const
   if (style != "plain") s += "_" + style;
   if (!halo.empty()) s += "_" + halo;
   if (input != "create_atoms") s += "_" + input;
+  if (device != "cpu") s += "_" + device;
   return s;
 }
 
@@ -374,6 +379,7 @@ std::string expand(std::string line, const std::string& tmp)
   const std::pair<std::string, std::string> names[] = {{"${potentials}", source_dir() + "/potentials"},
                                                        {"${cases}", DISTSPEC_CASES_DIR},
                                                        {"${torch_fixtures}", fixtures},
+                                                       {"${ranks}", std::to_string(world_size())},
                                                        {"${tmp}", tmp}};
   for (const auto& [from, to] : names)
     for (auto at = line.find(from); at != std::string::npos; at = line.find(from, at + to.size()))

@@ -33,6 +33,7 @@ struct Reference {
   std::string name;               // in failure messages: "lj/cut", "plain style", ...
   std::vector<std::string> pair;  // pair_lines
   std::vector<std::string> args;  // pair_lines: LAMMPS command-line arguments of the reference run
+  bool same_args = false;         // pair_lines: the variant's arguments instead (LAMMPS' own /kk style)
   std::string file;               // reference_file
   Tolerance tolerance;
   bool must_differ = false;       // the deviation must also be above zero (another arithmetic really ran)
@@ -41,13 +42,14 @@ struct Reference {
 // How the case's own run is made; each case lists the values it sweeps.
 struct Variant {
   std::string newton = "on";          // on, off
-  std::string style = "plain";        // plain, threads, kk, kk_package, kk_host
+  std::string style = "plain";        // plain, threads, kk, kk_package, kk_host, kk_gpu
   std::string halo;                   // "", per_layer, expanded
   std::string input = "create_atoms"; // create_atoms (the deck as written), read_data, restart
+  std::string device = "cpu";         // cpu, cuda (`device cuda gpu_share yes`)
 
   std::string name() const;  // "newton_on_kk_expanded_restart": the values that are not the default
   bool is_kokkos() const { return style.rfind("kk", 0) == 0; }
-  bool is_default() const { return style == "plain" && halo.empty() && input == "create_atoms"; }
+  bool is_default() const { return style == "plain" && halo.empty() && input == "create_atoms" && device == "cpu"; }
 };
 
 // An input the case's model must refuse, and the parts of the message every rank reports.

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "case_file.h"
+#include "gpu_availability.h"
 #include "lammps_session.h"
 #include "periodic_images_reference.h"
 #include "reference_comparison.h"
@@ -81,6 +82,8 @@ std::string styled_pair(const std::vector<std::string>& pair, const dt::Variant&
   std::string keywords;
   if (v.style == "threads") keywords += " threads 2";
   if (!v.halo.empty()) keywords += " halo " + v.halo;
+  // All ranks of a node share its GPUs (on one GPU, every rank runs on it).
+  if (v.device == "cuda") keywords += " device cuda gpu_share yes";
   std::string text;
   for (std::string line : pair) {
     line = dt::expand(line, tmp);
@@ -95,16 +98,31 @@ std::string styled_pair(const std::vector<std::string>& pair, const dt::Variant&
   return text;
 }
 
-// LAMMPS' command-line arguments of a style: KOKKOS on 2 threads, with its package settings
-// matched to newton (what recent KOKKOS requires with newton on) for kk_package.
+// LAMMPS' command-line arguments of a style: KOKKOS on 2 threads or on one GPU, with its package
+// settings matched to newton (what recent KOKKOS requires with newton on) for kk_package and
+// kk_gpu.
 std::vector<std::string> style_args(const dt::Variant& v)
 {
   if (!v.is_kokkos()) return {};
-  std::vector<std::string> args{"-k", "on", "t", "2"};
+  std::vector<std::string> args{"-k", "on"};
+  if (v.style == "kk_gpu") args.insert(args.end(), {"g", "1"});
+  else args.insert(args.end(), {"t", "2"});
   args.insert(args.end(), {"-sf", "kk"});  // kk_host names its style; -sf kk also picks verlet/kk
-  if (v.style == "kk_package")
+  if (v.style == "kk_package" || v.style == "kk_gpu")
     args.insert(args.end(), {"-pk", "kokkos", "newton", v.newton, "neigh", v.newton == "on" ? "half" : "full"});
   return args;
+}
+
+// Why a variant cannot run here, or "": LAMMPS without KOKKOS, `device cuda` without a GPU or a
+// plugin without CUDA, distspec/kk on a GPU without a KOKKOS built for CUDA. Probed once each.
+std::string unavailable(const dt::Variant& v)
+{
+#ifndef DISTSPEC_LAMMPS_HAS_KOKKOS
+  if (v.is_kokkos()) return "LAMMPS without KOKKOS";
+#endif
+  if (v.device == "cuda" && !dt::device_cuda_unavailable().empty()) return dt::device_cuda_unavailable();
+  if (v.style == "kk_gpu" && !dt::gpu_kokkos_unavailable().empty()) return dt::gpu_kokkos_unavailable();
+  return "";
 }
 
 std::string lines_of(const std::vector<std::string>& lines, const std::string& tmp)
@@ -173,14 +191,9 @@ class Cases : public ::testing::TestWithParam<dt::CaseRun> {
   {
     if (!GetParam().problem.empty()) FAIL() << GetParam().problem;
     if (!runs_on_this_rank_count(*GetParam().c)) GTEST_SKIP() << "not a rank count of " << GetParam().c->file;
-    if (GetParam().variant.is_kokkos() && !kHasKokkos) GTEST_SKIP() << "LAMMPS without KOKKOS";
+    const std::string why = unavailable(GetParam().variant);
+    if (!why.empty()) GTEST_SKIP() << why;
   }
-
-#ifdef DISTSPEC_LAMMPS_HAS_KOKKOS
-  static constexpr bool kHasKokkos = true;
-#else
-  static constexpr bool kHasKokkos = false;
-#endif
 };
 
 // Every reference of the case, on every processor grid of this rank count.
@@ -201,7 +214,7 @@ void check_observables(const dt::Case& c, const dt::Variant& v, const std::strin
       switch (ref.kind) {
         case dt::Reference::Kind::pair_lines:
           want = dt::evaluate(log_line(c, ref_log) + head + lines_of(c.deck, tmp), lines_of(ref.pair, tmp) + lines_of(c.md, tmp),
-                              ref.args);
+                              ref.same_args ? style_args(v) : ref.args);
           break;
         case dt::Reference::Kind::default_variant:
           if (v.is_default()) continue;  // the run itself
@@ -302,7 +315,8 @@ TEST_P(CaseErrors, StopEveryRankWithTheirMessage)
   const std::string tmp = temp_prefix(GetParam().name);
   dt::Variant v;
   v.style = row.style;
-  if (v.is_kokkos() && !kHasKokkos) GTEST_SKIP() << "LAMMPS without KOKKOS";
+  const std::string why = unavailable(v);
+  if (!why.empty()) GTEST_SKIP() << why;
   dt::LammpsSession lmp(style_args(v));
   const std::string error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + lines_of(row.deck, tmp) +
                                                     styled_pair(row.pair, v, tmp) + "run 0 post no");
