@@ -5,8 +5,8 @@
 // Cases whose check is nve_drift or masses, and every case's error rows, run here too.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mpi.h>
@@ -54,13 +54,32 @@ dt::Observables read_reference_file(const std::string& path, const dt::Observabl
   return o;
 }
 
-// Files of this run: unique per run (rank 0's pid) and rank count, so concurrent runs never share them.
-std::string temp_prefix(const std::string& run)
-{
-  long pid = static_cast<long>(getpid());
-  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  return "/tmp/distspec_case_" + std::to_string(pid) + "_" + std::to_string(dt::world_size()) + "_" + run;
-}
+// The folder of one test's files (data and restart files, logs): unique per run (rank 0's pid),
+// so concurrent runs never share it, and removed when the test ends. `${tmp}` is a prefix in it.
+class RunFolder {
+ public:
+  explicit RunFolder(const std::string& run)
+  {
+    long pid = static_cast<long>(getpid());
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    path_ = "/tmp/distspec_case_" + std::to_string(pid) + "_" + run;
+    if (dt::world_rank() == 0) std::filesystem::create_directories(path_);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  ~RunFolder()
+  {
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::error_code ignored;
+    if (dt::world_rank() == 0) std::filesystem::remove_all(path_, ignored);
+  }
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
+
+  std::string prefix() const { return path_ + "/run"; }
+
+ private:
+  std::string path_;
+};
 
 bool runs_on_this_rank_count(const dt::Case& c)
 {
@@ -287,7 +306,8 @@ void check_masses(const dt::Case& c, const dt::Variant& v, const std::string& tm
 TEST_P(Cases, AgreeWithTheirReferences)
 {
   const dt::Case& c = *GetParam().c;
-  const std::string tmp = temp_prefix(GetParam().name);
+  const RunFolder folder(GetParam().name);
+  const std::string tmp = folder.prefix();
   if (dt::world_rank() == 0 && !c.description.empty()) RecordProperty("description", c.description);
   if (c.check == "nve_drift") check_nve_drift(c, GetParam().variant, tmp);
   else if (c.check == "masses") check_masses(c, GetParam().variant, tmp);
@@ -312,11 +332,12 @@ class CaseErrors : public Cases {
 TEST_P(CaseErrors, StopEveryRankWithTheirMessage)
 {
   const dt::ErrorRow& row = GetParam().c->errors[static_cast<std::size_t>(GetParam().error)];
-  const std::string tmp = temp_prefix(GetParam().name);
   dt::Variant v;
   v.style = row.style;
   const std::string why = unavailable(v);
   if (!why.empty()) GTEST_SKIP() << why;
+  const RunFolder folder(GetParam().name);
+  const std::string tmp = folder.prefix();
   dt::LammpsSession lmp(style_args(v));
   const std::string error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + lines_of(row.deck, tmp) +
                                                     styled_pair(row.pair, v, tmp) + "run 0 post no");
