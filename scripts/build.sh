@@ -10,6 +10,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${DISTSPEC_CACHE:-$HOME/.cache/distspec}
 # shellcheck source=/dev/null
 source "$CACHE/env.sh"
+# shellcheck source=scripts/ccache_env.sh
+source "$here/scripts/ccache_env.sh"
 JOBS=${DISTSPEC_JOBS:-$(nproc)}
 
 # build_against LAMMPS TAG [CMAKE ARGS...]; BUILD_TARGETS (a list) limits what is built.
