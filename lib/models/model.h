@@ -137,6 +137,10 @@ struct ModelInfo {
   // beside the single-system one). An adapter for any other op means the spec was written for
   // another model, and binding refuses it.
   std::vector<std::string> family_ops;
+  // Ops the model's graph calls outside the dispatcher, from a kernel library loaded for it (an
+  // accelerator's tensor products): a spec for the model lists each as a pass-through op
+  // adapter, and binding refuses a spec that leaves one out.
+  std::vector<std::string> opaque_ops;
   bool reads_charges = false;        // needs per-row charges (promoted by the spec's shard_fields)
   // Forces on owned rows are partial: halo rows hold parts that belong to their owners (pair
   // and many-body kernels over the edges j -> i push -dE/dx_j onto senders). A spec that

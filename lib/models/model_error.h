@@ -13,6 +13,7 @@ inline constexpr char table[] = "model.table";              // a LAMMPS potentia
 inline constexpr char potential_file[] = "model.potential_file";  // a LAMMPS potential file where a model file belongs
 inline constexpr char op_args[] = "model.op_args";          // an op got arguments of the wrong shape
 inline constexpr char device[] = "model.device";            // no CUDA build or device, or a CUDA call failed
+inline constexpr char accelerator[] = "model.accelerator";  // a graph calls kernels this build cannot load
 // The system cannot run under the model (its cell, its net charge). Raised only from quantities
 // every rank shares (the box, an all-reduced sum), so every rank raises it together and a host
 // may stop them collectively.

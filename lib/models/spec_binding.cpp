@@ -160,12 +160,27 @@ void check_adapted_ops(const MLIPSpec& spec, const ModelInfo& info, const Bindin
   const auto& ops = spec.core.custom_ops;
   for (std::size_t k = 0; k < ops.size(); ++k) {
     const std::string& op = ops[k].op;
-    if (contains(info.ops, op) || contains(info.family_ops, op)) continue;
+    if (contains(info.ops, op) || contains(info.family_ops, op) || contains(info.opaque_ops, op)) continue;
+    std::vector<std::string> called = info.ops;
+    called.insert(called.end(), info.opaque_ops.begin(), info.opaque_ops.end());
     fail_spec(sources, "/core/custom_ops/" + std::to_string(k) + "/op",
               "the spec adapts op '" + op + "', which model " + sources.model_file + " (" + info.architecture +
                   ") never calls (it calls: " +
-                  (info.ops.empty() ? std::string("no op through the dispatcher") : joined(info.ops)) + ")",
+                  (called.empty() ? std::string("no op through the dispatcher") : joined(called)) + ")",
               "use the spec written for this model");
+  }
+  // The other direction: a kernel the graph calls on its own is part of the model's contract
+  // with its spec (nvalchemi lists cuEquivariance's ops in its MACE spec); a spec without it was
+  // written for another build of the model.
+  for (const std::string& op : info.opaque_ops) {
+    const bool listed = std::any_of(ops.begin(), ops.end(), [&](const OpAdapter& a) { return a.op == op; });
+    if (!listed)
+      fail_spec(sources, "/core/custom_ops",
+                "model " + sources.model_file + " calls op '" + op +
+                    "' (an accelerator's kernel), which the spec does not list",
+                "add {\"op\": \"" + op +
+                    "\", \"arg_transforms\": {}, \"output_transforms\": {}} to core.custom_ops, or use the spec "
+                    "tools/distspec-export wrote with the graph");
   }
 }
 

@@ -66,6 +66,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-check", action="store_true", help="skip running the graph against the eager model")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="where the graph runs (an AOTInductor package is compiled for one device; default cpu)")
+    from .accelerators import CHOICES  # noqa: PLC0415
+
+    p.add_argument("--accelerate", default="none", choices=CHOICES,
+                   help="tensor-product kernels to build the model with (sevennet: oeq; needs --device cuda): "
+                        "passed to a --module factory that takes `accelerate`, kept opaque in the graph and "
+                        "listed in the spec (doc/torch_models.md, Accelerators)")
     return p.parse_args(argv)
 
 
@@ -99,7 +105,9 @@ def load_object(ref: str) -> Any:
     return obj
 
 
-def build_model(ref: str, args_json: str) -> Any:
+def build_model(ref: str, args_json: str, accelerate: str = "none") -> Any:
+    import inspect  # noqa: PLC0415
+
     import torch  # noqa: PLC0415
 
     from .trace import ExportError  # noqa: PLC0415
@@ -117,6 +125,13 @@ def build_model(ref: str, args_json: str) -> Any:
         return obj
     if not callable(obj):
         raise ExportError(f"--module {ref!r} is a {type(obj).__name__}, not a module, class or factory")
+    if accelerate != "none" and "accelerate" not in kwargs:
+        try:
+            takes = "accelerate" in inspect.signature(obj).parameters
+        except (TypeError, ValueError):
+            takes = False
+        if takes:
+            kwargs["accelerate"] = accelerate
     try:
         model = obj(**kwargs)
     except Exception as e:  # noqa: BLE001
@@ -145,17 +160,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {model_file} (SevenNet's serial module, one MPI rank)")
         return 0
     try:
-        model = build_model(args.module, args.module_args)
+        model = build_model(args.module, args.module_args, args.accelerate)
         result = export(model, args.spec, args.elements, args.cutoff, args.units, args.out, args.name,
                         format=args.format, precision=args.precision, kind=args.kind,
                         message_passing_layers=args.layers, description=args.description,
                         source=args.source or args.module, license=args.license,
-                        quick_compile=args.quick_compile, check_export=not args.no_check, device=args.device)
+                        quick_compile=args.quick_compile, check_export=not args.no_check, device=args.device,
+                        accelerate=args.accelerate)
     except ExportError as e:
         print(f"distspec-export: error: {e}", file=sys.stderr)
         return 2
     seconds = ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items())
     print(f"wrote {result.model_file} (graph {result.graph_file.name}, spec {result.spec_file.name})")
+    accelerated = [op for op in result.custom_ops if "::" in op and not op.startswith("nvalchemi::")]
+    if accelerated:
+        print(f"  accelerator ops (pass-through adapters in the spec): {', '.join(accelerated)}")
     print(f"  halo ops: {result.halo_sites or 'none'}; comm_width {result.comm_width}; "
           f"message_passing_layers {result.message_passing_layers}")
     print(f"  times: {seconds}")

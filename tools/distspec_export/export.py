@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import adapters, check, ops, trace
+from . import accelerators, adapters, check, ops, trace
 from .trace import ExportError
 
 FORMATS = {"aoti": ".pt2", "torchscript": ".pt"}
@@ -167,7 +167,7 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
            message_passing_layers: int | None = None, description: str | None = None,
            source: str | None = None, license: str | None = None,  # noqa: A002
            quick_compile: bool = False, check_export: bool = True, device: str = "cpu",
-           log: Callable[[str], None] = print) -> ExportResult:
+           accelerate: str = "none", log: Callable[[str], None] = print) -> ExportResult:
     """Export `model` for `pair_style distspec` (doc/torch_models.md, contract 1).
 
     model: a module with the contract's forward (`forward(positions, species, edge_index,
@@ -181,6 +181,9 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     op semantics (host_ops.py) against the eager model.
     device: where the graph runs ("cpu" or "cuda"): an AOTInductor package is compiled for one
     device; the model and the example inputs are moved there for the trace.
+    accelerate: "none", or the accelerator (accelerators.py) the model was built with: its ops
+    are kept opaque in the graph, listed in the spec as pass-through op adapters and named in
+    the model file (parameters.accelerator).
     """
     if device not in DEVICES:
         raise ExportError(f"device {device!r} must be one of {', '.join(DEVICES)}")
@@ -202,6 +205,10 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     if device != "cpu":
         model = model.to(device) if isinstance(model, torch.nn.Module) else model
         example = dataclasses.replace(example, inputs=tuple(t.to(device) for t in example.inputs))
+    if kind not in adapters.KINDS:
+        raise ExportError(f"model kind '{kind}' is not one of {list(adapters.KINDS)}")
+    kind = adapters.detect(model) if kind == "auto" else kind
+    accelerator = accelerators.check_choice(accelerate, kind, device)
     adapted = adapters.adapt(model, kind, elements, float(cutoff), dtype, example)
     if spec is None:
         if adapted.spec is None:
@@ -211,7 +218,11 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
 
     gm = trace.trace_forces(adapted.energy_fn, example.inputs)
     seconds["trace"] = time.perf_counter() - t0
-    custom_ops = trace.check_graph_ops(gm)
+    graph_ops = trace.custom_ops_of(gm)
+    accelerated, _ = accelerators.split_ops(graph_ops, accelerator)
+    custom_ops = trace.check_graph_ops(gm, provided=tuple(accelerated))
+    if accelerated:
+        spec_d = accelerators.add_adapters(spec_d, accelerated)
     sites = trace.halo_sites(gm)
     width = trace.comm_width(gm)
     policy = spec_d["core"]["policy"]["kind"]
@@ -234,6 +245,8 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
         "contract": trace.CONTRACT,
         "torch_version": torch_version(),
     }
+    if accelerator is not None:
+        params["accelerator"] = accelerator.name
     contract_meta = {
         "contract": trace.CONTRACT,
         "inputs": list(trace.INPUT_NAMES),

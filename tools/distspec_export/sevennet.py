@@ -41,13 +41,38 @@ BLOCK_START = "_self_connection_intro"  # first module of interaction block k: "
 LAST_MODULE = "rescale_atomic_energy"   # writes the per-atom energy; total energy and forces follow it
 
 
-def checkpoint(name: str = "7net-0") -> torch.nn.Module:
-    """SevenNet's model of a pretrained name or checkpoint file (`sevenn.util.load_checkpoint`)."""
+ACCELERATE_FLAGS = {"none": {}, "oeq": {"enable_oeq": True}, "cueq": {"enable_cueq": True}}
+
+
+def checkpoint(name: str = "7net-0", accelerate: str = "none") -> torch.nn.Module:
+    """SevenNet's model of a pretrained name or checkpoint file (`sevenn.util.load_checkpoint`),
+    built with the tensor-product kernels `accelerate` names (sevenn's `enable_oeq` / `enable_cueq`)."""
+    if accelerate not in ACCELERATE_FLAGS:
+        raise ExportError(f"accelerate {accelerate!r}: SevenNet is built with one of {', '.join(ACCELERATE_FLAGS)}")
     try:
         from sevenn.util import load_checkpoint  # noqa: PLC0415
     except ImportError as e:
         raise ExportError(f"exporting SevenNet needs sevenn in this Python environment: {e}") from e
-    return load_checkpoint(name).build_model()
+    if accelerate == "oeq":
+        try:
+            import openequivariance  # noqa: F401, PLC0415
+        except Exception as e:  # noqa: BLE001
+            raise ExportError("accelerate oeq: openequivariance does not import here (build it against this torch "
+                              f"with scripts/build_openequivariance.sh and put OUT/site on PYTHONPATH): {e}") from e
+        if not torch.cuda.is_available():
+            raise ExportError("accelerate oeq: OpenEquivariance's kernels need a CUDA GPU at export (they are "
+                              "generated for the device); export on a GPU machine")
+    model = load_checkpoint(name).build_model(**ACCELERATE_FLAGS[accelerate])
+    # sevenn falls back to e3nn, with a warning only, where the accelerator is unusable.
+    if accelerate != "none" and not _uses_accelerator(model, accelerate):
+        raise ExportError(f"accelerate {accelerate}: sevenn built the model without it (sevenn falls back to e3nn "
+                          "where the accelerator does not import or does not support the model)")
+    return model
+
+
+def _uses_accelerator(model: torch.nn.Module, accelerate: str) -> bool:
+    marker = {"oeq": "OEQConvolution", "cueq": "cuequivariance"}[accelerate]
+    return any(marker in type(m).__name__ or marker in type(m).__module__ for m in model.modules())
 
 
 def _message_gather(node_features: torch.Tensor, edge_dst: torch.Tensor, message: torch.Tensor) -> torch.Tensor:

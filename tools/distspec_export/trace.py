@@ -73,8 +73,9 @@ def custom_ops_of(gm: torch.fx.GraphModule) -> list[str]:
     return names
 
 
-def check_graph_ops(gm: torch.fx.GraphModule) -> list[str]:
-    """The custom ops of the graph; an error for any that DISTSPEC does not provide."""
+def check_graph_ops(gm: torch.fx.GraphModule, provided: tuple[str, ...] = ()) -> list[str]:
+    """The custom ops of the graph; an error for any that DISTSPEC does not provide (its halo
+    ops, and `provided`: the ops of the accelerator the export was asked for)."""
     names = custom_ops_of(gm)
     c10d = [n for n in names if "c10d" in n]
     if c10d:
@@ -82,7 +83,7 @@ def check_graph_ops(gm: torch.fx.GraphModule) -> list[str]:
             f"the force graph calls collective ops {c10d}, which a LAMMPS process cannot run: a "
             "halo op's backward was traced through nvalchemi's collective formula. Call the halo "
             "ops through torch.ops.nvalchemi.* so that the exporter's opaque backward applies")
-    unknown = [n for n in names if n not in ops.KNOWN_OPS]
+    unknown = [n for n in names if n not in ops.KNOWN_OPS and n not in provided]
     if unknown:
         raise ExportError(
             f"the force graph calls ops that DISTSPEC does not provide: {unknown}; it provides "

@@ -68,6 +68,58 @@ TEST(SpecBinding, AnInlineSpecIsReportedInsideTheModelFile) {
   }
 }
 
+// An accelerated graph (ModelInfo::opaque_ops: kernels it calls outside the dispatcher) and its
+// spec agree in both directions. nvalchemi's own spec of a MACE exported with cuEquivariance
+// lists seven kernels; a force graph calls five, the other two are loaded kernels of the family.
+models::ModelInfo cueq_mace_graph() {
+  models::ModelInfo info;
+  info.architecture = "torch";
+  info.ops = {"nvalchemi::halo_scatter_correct_static"};
+  info.opaque_ops = {"cuequivariance::fused_tensor_product", "cuequivariance::fused_tensor_product_bwd",
+                     "cuequivariance::uniform_1d", "cuequivariance::indexed_linear_B",
+                     "cuequivariance::segmented_transpose"};
+  info.family_ops = info.opaque_ops;
+  info.family_ops.push_back("cuequivariance::fused_tensor_product_bwd_bwd");
+  info.family_ops.push_back("cuequivariance::indexed_linear_C");
+  return info;
+}
+
+TEST(SpecBinding, NvalchemisCueqMaceSpecBindsUnmodifiedToAGraphOfItsKernels) {
+  EXPECT_NO_THROW(models::check_adapted_ops(read_mlip_spec_file(wheel_spec("model_mace_cueq_base.json")),
+                                            cueq_mace_graph(), {"mace.json", "model_mace_cueq_base.json"}));
+}
+
+TEST(SpecBinding, AListedKernelThatNoLoadedLibraryProvidesIsRefused) {
+  models::ModelInfo info = cueq_mace_graph();
+  info.family_ops.pop_back();  // indexed_linear_C: neither called nor loaded
+  try {
+    models::check_adapted_ops(read_mlip_spec_file(wheel_spec("model_mace_cueq_base.json")), info,
+                              {"mace.json", "model_mace_cueq_base.json"});
+    FAIL() << "a spec op that no kernel provides was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.pointer(), "/core/custom_ops/5/op");
+    EXPECT_NE(e.message().find("'cuequivariance::indexed_linear_C'"), std::string::npos) << e.message();
+  }
+}
+
+TEST(SpecBinding, AGraphKernelTheSpecDoesNotListIsRefused) {
+  // The plain MACE spec, for a graph built with cuEquivariance's kernels.
+  try {
+    models::check_adapted_ops(read_mlip_spec_file(wheel_spec("model_mace.json")), cueq_mace_graph(),
+                              {"mace.json", "model_mace.json"});
+    FAIL() << "a graph calling kernels its spec does not list was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.file(), "model_mace.json");
+    EXPECT_EQ(e.pointer(), "/core/custom_ops");
+    EXPECT_EQ(e.message(), "model mace.json calls op 'cuequivariance::fused_tensor_product' (an accelerator's "
+                           "kernel), which the spec does not list");
+    EXPECT_NE(e.hint().find("{\"op\": \"cuequivariance::fused_tensor_product\", \"arg_transforms\": {}, "
+                            "\"output_transforms\": {}}"),
+              std::string::npos)
+        << e.hint();
+  }
+}
+
 // --- bind_model: every rule, with host facts handed in -------------------------------------------
 
 models::HostFacts metal_host(int n_ranks = 4) {

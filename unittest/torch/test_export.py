@@ -178,6 +178,8 @@ BAD_INPUTS = [  # (name, extra argv replacing the defaults, text the message mus
     ("wrong forward signature",
      ["--module", "torch.nn:Linear", "--module-args", '{"in_features": 3, "out_features": 1}'], "positional arguments"),
     ("non-halo policy", ["--spec", "{local_spec}"], "policy is 'local'"),
+    ("accelerator for a kind without one", ["--accelerate", "oeq"], "not for a 'plain' model"),
+    ("accelerator on the cpu", ["--kind", "sevennet", "--accelerate", "oeq"], "run on cuda only"),
 ]
 
 
@@ -225,6 +227,37 @@ sys.path.insert(0, sys.argv[1])
 from distspec_export.cli import main
 sys.exit(main(sys.argv[2:]))
 """
+
+
+def check_accelerated_spec(results: Results) -> None:
+    """The spec the exporter writes for a graph that calls an accelerator's kernels: each a
+    pass-through op adapter, as nvalchemi's own MACE spec for cuEquivariance lists them, which
+    nvalchemi reads back unchanged; a graph op of another accelerator than the one asked for,
+    and an accelerated export whose graph calls none, are refused."""
+    from distspec_export import accelerators  # noqa: PLC0415
+    from distspec_export.trace import ExportError  # noqa: PLC0415
+    from nvalchemi.distributed.spec import SPEC_MPNN_HALO, MLIPSpec  # noqa: PLC0415
+
+    oeq = accelerators.ACCELERATORS["oeq"]
+    graph_ops = ["nvalchemi::halo_forward_static", "libtorch_tp_jit::jit_conv_forward",
+                 "libtorch_tp_jit::jit_conv_backward", "nvalchemi::halo_forward_static_backward"]
+    accelerated, rest = accelerators.split_ops(graph_ops, oeq)
+    spec_d = accelerators.add_adapters(SPEC_MPNN_HALO.to_dict(), accelerated)
+    listed = [(a["op"], a["arg_transforms"], a["output_transforms"]) for a in spec_d["core"]["custom_ops"]]
+    expected = [("libtorch_tp_jit::jit_conv_forward", {}, {}), ("libtorch_tp_jit::jit_conv_backward", {}, {})]
+    back = MLIPSpec.from_dict(spec_d).to_dict()
+    results.report(listed == expected and rest == graph_ops[::3] and back["core"] == spec_d["core"],
+                   "the spec of an accelerated graph lists its kernels as pass-through adapters",
+                   f"custom_ops {listed}; nvalchemi reads it back {'unchanged' if back['core'] == spec_d['core'] else 'CHANGED'}")
+    for name, ops_, chosen, expect in [
+            ("a graph calling another accelerator's kernels", ["cuequivariance::uniform_1d"], oeq, "--accelerate cueq"),
+            ("an accelerated export whose graph calls none of its kernels", graph_ops[:1], oeq, "calls no openequivariance op"),
+            ("accelerator kernels in an export asked for none", graph_ops, None, "--accelerate oeq")]:
+        try:
+            accelerators.split_ops(ops_, chosen)
+            results.report(False, f"exporter refuses {name}", "accepted")
+        except ExportError as e:
+            results.report(expect in str(e), f"exporter refuses {name}", str(e)[:160])
 
 
 def check_without_nvalchemi(results: Results, fixtures: Path, manifest: dict) -> None:
@@ -285,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         check_graph(results, fixtures, name, entry, manifest)
     if args.set == "toy":
         check_cli(results, fixtures / "bad_inputs")
+        check_accelerated_spec(results)
         check_without_nvalchemi(results, fixtures, manifest)
     print(f"({time.perf_counter() - t0:.1f} s)")
     print(f"{results.passed} passed, {results.failed} failed")

@@ -19,6 +19,7 @@
 #include "distspec/halo/indexed_halo_exchange.h"
 #include "models/json_fields.h"
 #include "models/model_file.h"
+#include "models/torch/accelerators.h"
 #include "models/torch/halo_ops.h"
 #include "models/torch/sevennet_serial.h"
 #include "models/torch/torch_runtime.h"
@@ -45,6 +46,7 @@ struct Params {
   int layers = 1;
   int comm_width = 1;
   std::string torch_version;
+  const Accelerator* accelerator = nullptr;  // the kernels the exporter built the model with
 };
 
 std::string ends(const std::string& text, std::size_t n) { return text.size() >= n ? text.substr(text.size() - n) : ""; }
@@ -59,7 +61,7 @@ Params parse_params(const ModelFile& file) {
                "give parameters.graph, the .pt2 or .pt file beside the model file");
   const Json& root = expect_object(file.parameters, "/parameters",
                                    {"graph", "format", "precision", "message_passing_layers", "comm_width",
-                                    "contract", "torch_version"});
+                                    "contract", "torch_version", "accelerator"});
   Params p;
   const Json* graph = find_member(root, "graph");
   if (!graph)
@@ -104,6 +106,8 @@ Params parse_params(const ModelFile& file) {
 
   if (const Json* version = find_member(root, "torch_version"))
     p.torch_version = expect_string(*version, "/parameters/torch_version");
+  if (const Json* accelerator = find_member(root, "accelerator"))
+    p.accelerator = accelerator_named(expect_choice(*accelerator, "/parameters/accelerator", accelerator_names()));
   if (p.format == GraphFormat::aoti) {
     if (p.torch_version.empty())
       throw Error(model_error_id::missing_key, "/parameters/torch_version",
@@ -207,6 +211,13 @@ class TorchModel final : public Model {
     else load_torchscript(ops);
     // A graph whose op list cannot be read may call any of them.
     info_.ops = ops_known_ ? std::vector<std::string>(ops.begin(), ops.end()) : halo_op_names();
+    info_.opaque_ops.assign(accelerated_.begin(), accelerated_.end());
+    // A spec written for a graph of an accelerator may list its other kernels too (nvalchemi's
+    // MACE spec for cuEquivariance lists seven, a force graph calls some): those that are loaded.
+    std::set<const Accelerator*> used;
+    for (const std::string& op : accelerated_) used.insert(accelerator_of_op(op));
+    for (const Accelerator* a : used)
+      for (const std::string& op : registered_ops(*a)) info_.family_ops.push_back(op);
     info_.halo_scatter_corrections = std::any_of(info_.ops.begin(), info_.ops.end(), [](const std::string& op) {
       return op.find("::halo_scatter_correct_static") != std::string::npos;
     });
@@ -255,9 +266,15 @@ class TorchModel final : public Model {
     if (auto externs = aoti_extern_ops(params_.graph)) {
       ops_known_ = true;
       for (const std::string& op : *externs) {
+        const std::string name = op.substr(0, op.find('.', op.find("::")));
+        if (accelerate(name)) continue;
         if (!torch_has_op(op)) fail_missing_op(params_, op);
-        keep_halo_op(op.substr(0, op.find('.', op.find("::"))), ops);
+        keep_halo_op(name, ops);
       }
+    } else if (params_.accelerator) {
+      // Where the package lists no ops, the model file's word decides what to load.
+      require_accelerator(*params_.accelerator, std::string(params_.accelerator->op_namespace) + "::*", params_.graph,
+                          "/parameters/accelerator");
     }
     std::unordered_map<std::string, std::string> metadata;
     try {
@@ -298,6 +315,10 @@ class TorchModel final : public Model {
       throw Error(model_error_id::device, "/parameters/graph",
                   "TorchScript graphs run on the cpu here; this run asks for " + std::string(device_name(device_)),
                   "run with 'device cpu', or export an AOTInductor package (.pt2) for cuda");
+    // TorchScript resolves every op when the module loads.
+    if (params_.accelerator)
+      require_accelerator(*params_.accelerator, std::string(params_.accelerator->op_namespace) + "::*", params_.graph,
+                          "/parameters/accelerator");
     try {
       script_ = torch::jit::load(params_.graph, c10::Device(c10::kCPU));
     } catch (const std::exception& e) {
@@ -325,11 +346,22 @@ class TorchModel final : public Model {
       torch::jit::Block* block = blocks.back();
       blocks.pop_back();
       for (torch::jit::Node* node : block->nodes()) {
+        if (accelerate(node->kind().toQualString())) continue;
         keep_halo_op(node->kind().toQualString(), ops);
         for (torch::jit::Block* inner : node->blocks()) blocks.push_back(inner);
       }
     }
     ops_known_ = true;
+  }
+
+  // An op of an accelerator: its library loaded (or the reason it cannot be), the op kept for
+  // the spec check. False for any other op.
+  bool accelerate(const std::string& op) {
+    const Accelerator* a = accelerator_of_op(op);
+    if (!a) return false;
+    require_accelerator(*a, op, params_.graph, "/parameters/graph");
+    accelerated_.insert(op);
+    return true;
   }
 
   // The loader's error, unless it is about an op no kernel provides (`missing_op` finds its
@@ -365,7 +397,11 @@ class TorchModel final : public Model {
   Error load_error(const std::string& what, const std::exception& e, const std::regex& missing_op) const {
     std::smatch m;
     const std::string text = e.what();
-    if (std::regex_search(text, m, missing_op)) fail_missing_op(params_, m[1]);
+    if (std::regex_search(text, m, missing_op)) {
+      // An accelerator's op says which library is missing and how to get it.
+      if (const Accelerator* a = accelerator_of_op(m[1])) require_accelerator(*a, m[1], params_.graph, "/parameters/graph");
+      fail_missing_op(params_, m[1]);
+    }
     return Error(model_error_id::io, "/parameters/graph", "graph " + params_.graph + " " + what + ": " + first_line(e.what()),
                  params_.format == GraphFormat::aoti
                      ? "an AOTInductor package runs only with the torch that compiled it (this plugin links torch " TORCH_VERSION
@@ -536,6 +572,7 @@ class TorchModel final : public Model {
   Device device_;
   ModelInfo info_;
   bool ops_known_ = false;
+  std::set<std::string> accelerated_;  // accelerator ops the graph calls
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> aoti_;
   std::optional<torch::jit::Module> script_;
   bool energies_only_ = false;  // a TorchScript module returning atomic energies alone

@@ -1,0 +1,101 @@
+"""Tables of bench/accelerators/run.sh: the 512-atom check of each accelerator against SevenNet's
+calculator on the cpu (and 2 ranks against 1), then seconds per step and peak GPU memory.
+
+  report.py FOLDER "ACCELERATORS"
+"""
+
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import lammps_log  # noqa: E402
+
+NAMES = {"none": "e3nn (no accelerator)", "oeq": "OpenEquivariance"}
+
+
+def dump_forces(path):
+    lines = open(path).read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("ITEM: ATOMS")) + 1
+    return {int(r[0]): tuple(map(float, r[-3:])) for r in (line.split() for line in lines[start:])}
+
+
+def ref_forces(path):
+    lines = open(path).read().splitlines()
+    energy = float(lines[0].split()[1])
+    return energy, {int(r[0]): tuple(map(float, r[1:])) for r in (line.split() for line in lines[1:])}
+
+
+def check_energy(folder, tag):
+    path = os.path.join(folder, "log.check." + tag)
+    m = re.search(r"^CHECK %s (\S+) (\S+)" % re.escape(tag), open(path).read(), re.M) if os.path.exists(path) else None
+    return float(m.group(1)) if m else None
+
+
+def check_table(folder, accelerators):
+    ref_path = os.path.join(folder, "forces.ref")
+    if not os.path.exists(ref_path):
+        return ["no reference (forces.ref)"]
+    ref_e, ref = ref_forces(ref_path)
+    out = ["On 512 rattled Si atoms against SevenNet's own calculator on the CPU (e3nn, fp32; energy %.6f eV):"
+           % ref_e, "",
+           "| accelerator | ranks | max abs force diff (eV/A) | rms force diff (eV/A) | energy diff (relative) |",
+           "|---|---|---|---|---|"]
+    for acc in accelerators:
+        for ranks in (1, 2):
+            tag = "%s.%d" % (acc, ranks)
+            path, e = os.path.join(folder, "forces." + tag), check_energy(folder, tag)
+            if not os.path.exists(path) or e is None:
+                out.append("| %s | %d | did not run | | |" % (NAMES.get(acc, acc), ranks))
+                continue
+            got = dump_forces(path)
+            d = [max(abs(a - b) for a, b in zip(got[i], ref[i])) for i in ref]
+            rms = math.sqrt(sum(sum((a - b) ** 2 for a, b in zip(got[i], ref[i])) for i in ref) / (3 * len(ref)))
+            out.append("| %s | %d | %.2e | %.2e | %.1e |" % (NAMES.get(acc, acc), ranks, max(d), rms,
+                                                            abs(e - ref_e) / abs(ref_e)))
+    return out
+
+
+def timing(folder, acc, n):
+    path = os.path.join(folder, "log.%s.%s" % (acc, n))
+    if not os.path.exists(path):
+        return None
+    text = open(path, errors="replace").read()
+    loops = [m for m in map(lammps_log.LOOP.match, text.splitlines()) if m]
+    if len(loops) < 2:
+        error = re.search(r"^ERROR.*?:\s*(.*)$", text, re.M)
+        why = error.group(1) if error else "stopped"
+        return "out of GPU memory" if "out of gpu memory" in why.lower() else why[:80]
+    return float(loops[-1].group(1)) / int(loops[-1].group(3))
+
+
+def peak_gib(folder, acc, n):
+    path = os.path.join(folder, "memory.%s.%s" % (acc, n))
+    values = [float(v) for v in open(path).read().split() if v.replace(".", "", 1).isdigit()] if os.path.exists(path) else []
+    return max(values) / 1024 if values else None
+
+
+def main():
+    folder, accelerators = sys.argv[1], sys.argv[2].split()
+    machine = open(os.path.join(folder, "machine.txt")).read().strip().replace("\n", "; ")
+    print("SevenNet-0 (fp32) through `pair_style distspec device cuda`, one GPU: %s" % machine)
+    print()
+    print("\n".join(check_table(folder, accelerators)))
+    print()
+    cells = sorted({int(m.group(2)) for f in os.listdir(folder) for m in [re.match(r"log\.(\w+)\.(\d+)$", f)] if m})
+    print("Seconds per step (energy, forces, virial; NVE), peak GPU memory (GiB, nvidia-smi):")
+    print()
+    print("| atoms | " + " | ".join("%s s/step | GiB" % NAMES.get(a, a) for a in accelerators) + " |")
+    print("|---|" + "---|---|" * len(accelerators))
+    for n in cells:
+        row = ["%d" % (8 * n ** 3)]
+        for acc in accelerators:
+            t, peak = timing(folder, acc, n), peak_gib(folder, acc, n)
+            row += ["" if t is None else ("%.4f" % t if isinstance(t, float) else t),
+                    "" if peak is None or t is None else "%.1f" % peak]
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

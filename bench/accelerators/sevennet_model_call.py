@@ -1,0 +1,105 @@
+"""SevenNet's own model call on one GPU, per accelerator: seconds and peak memory.
+
+    python sevennet_model_call.py [--accelerators e3nn oeq cueq] [--cells 11 17 22] [--repeats 5]
+
+For each rattled silicon diamond crystal of 8 n^3 atoms and each accelerator sevenn can enable
+(`build_model(enable_oeq=True)` etc.), builds SevenNet-0 and times what SevenNet's ASE calculator
+times inside `calculate`: the model call on a graph already on the GPU (energy, forces, stress),
+after two warm-up calls, median of --repeats. Prints one table row per size and accelerator with
+the peak GPU memory the call allocated (torch's allocator), and the largest force difference
+from e3nn on the same graph. A size that does not fit is reported as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+
+def crystal(n: int, seed: int = 7):
+    from ase.build import bulk  # noqa: PLC0415
+
+    atoms = bulk("Si", "diamond", a=5.43, cubic=True).repeat((n, n, n))
+    rng = np.random.default_rng(seed)
+    atoms.positions += rng.normal(scale=0.05, size=atoms.positions.shape)
+    return atoms
+
+
+def build(accelerator: str):
+    from sevenn.util import load_checkpoint  # noqa: PLC0415
+
+    flags = {"oeq": {"enable_oeq": True}, "cueq": {"enable_cueq": True}, "flash": {"enable_flash": True}}
+    model = load_checkpoint("7net-0").build_model(**flags.get(accelerator, {}))
+    model.set_is_batch_data(False)
+    return model.to("cuda").eval()
+
+
+def graph(atoms, cutoff: float):
+    from sevenn.atom_graph_data import AtomGraphData  # noqa: PLC0415
+    from sevenn.train.dataload import unlabeled_atoms_to_graph  # noqa: PLC0415
+
+    return AtomGraphData.from_numpy_dict(unlabeled_atoms_to_graph(atoms, cutoff, with_shift=False))
+
+
+def call(model, data):
+    out = model(data.clone().to("cuda"))
+    torch.cuda.synchronize()
+    return out["inferred_force"].detach(), out["inferred_total_energy"].detach()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--accelerators", nargs="+", default=["e3nn", "oeq"])
+    p.add_argument("--cells", nargs="+", type=int, default=[11, 17])
+    p.add_argument("--repeats", type=int, default=5)
+    args = p.parse_args()
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
+    models = {}
+    for acc in args.accelerators:
+        try:
+            models[acc] = build(acc)
+        except Exception as e:  # noqa: BLE001
+            print(f"# {acc}: cannot build: {type(e).__name__}: {e}", flush=True)
+    print("| atoms | accelerator | s per call | peak GiB | max force diff vs e3nn (eV/A) | energy diff per atom (eV) |")
+    print("|---|---|---|---|---|---|", flush=True)
+    for n in args.cells:
+        atoms = crystal(n)
+        t0 = time.time()
+        data = graph(atoms, 5.0)
+        print(f"# {len(atoms)} atoms, {data['edge_index'].shape[1]} edges, graph in {time.time() - t0:.1f} s",
+              flush=True)
+        reference = None
+        for acc, model in models.items():
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+            try:
+                for _ in range(2):
+                    forces, energy = call(model, data)
+                times = []
+                for _ in range(args.repeats):
+                    t = time.perf_counter()
+                    forces, energy = call(model, data)
+                    times.append(time.perf_counter() - t)
+            except torch.cuda.OutOfMemoryError:
+                print(f"| {len(atoms)} | {acc} | out of GPU memory | | | |", flush=True)
+                continue
+            peak = torch.cuda.max_memory_allocated() / 2**30
+            if acc == "e3nn":
+                reference = (forces, energy)
+            diff = ""
+            if reference is not None and acc != "e3nn":
+                diff = (f"{(forces - reference[0]).abs().max().item():.2e} | "
+                        f"{(energy - reference[1]).abs().item() / len(atoms):.2e}")
+            else:
+                diff = " | "
+            print(f"| {len(atoms)} | {acc} | {statistics.median(times):.4f} | {peak:.1f} | {diff} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+#include "models/torch/accelerators.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iterator>
+#include <map>
+#include <mutex>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include "distspec/error.h"
+#include "models/model_error.h"
+
+#ifndef DISTSPEC_OPENEQUIVARIANCE_LIBRARY
+#define DISTSPEC_OPENEQUIVARIANCE_LIBRARY ""
+#endif
+
+namespace distspec::models::torch_kind {
+namespace {
+
+constexpr Accelerator kAccelerators[] = {
+    {"openequivariance", "OpenEquivariance", "libtorch_tp_jit", "DISTSPEC_OPENEQUIVARIANCE_LIBRARY",
+     "build its library against this plugin's torch (scripts/build_openequivariance.sh PYTHON DIR), then set "
+     "DISTSPEC_OPENEQUIVARIANCE_LIBRARY=DIR/lib/liboeq_stable_cuda_aoti.so or configure the plugin with "
+     "-DDISTSPEC_OPENEQUIVARIANCE_LIBRARY=...; or export the model with --accelerate none"},
+    {"cuequivariance", "cuEquivariance", "cuequivariance", "",
+     "cuEquivariance defines its torch ops in Python only, and this plugin has no C++ registration of them: export "
+     "the model with --accelerate oeq (SevenNet) or --accelerate none"},
+};
+
+std::string namespace_of(const std::string& op) { return op.substr(0, op.find("::")); }
+
+bool torch_has_namespace(const char* ns) {
+  const std::string prefix = std::string(ns) + "::";
+  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames())
+    if (name.name.compare(0, prefix.size(), prefix) == 0) return true;
+  return false;
+}
+
+// Where the accelerator's library is: the environment wins over the build's path.
+std::string library_path(const Accelerator& a) {
+  if (!*a.library_variable) return "";
+  if (const char* env = std::getenv(a.library_variable); env && *env) return env;
+  return std::string(a.name) == "openequivariance" ? DISTSPEC_OPENEQUIVARIANCE_LIBRARY : "";
+}
+
+}  // namespace
+
+const Accelerator* accelerator_of_op(const std::string& op) {
+  const std::string ns = namespace_of(op);
+  for (const Accelerator& a : kAccelerators)
+    if (ns == a.op_namespace) return &a;
+  return nullptr;
+}
+
+const Accelerator* accelerator_named(const std::string& name) {
+  for (const Accelerator& a : kAccelerators)
+    if (name == a.name) return &a;
+  return nullptr;
+}
+
+std::vector<std::string> accelerator_names() {
+  std::vector<std::string> names;
+  for (const Accelerator& a : kAccelerators) names.emplace_back(a.name);
+  return names;
+}
+
+void require_accelerator(const Accelerator& a, const std::string& op, const std::string& graph,
+                         const std::string& json_path) {
+  // One attempt per accelerator and process; its outcome (an empty string: loaded) is kept, so
+  // every model file that needs it hears the same answer.
+  static std::mutex mutex;
+  static std::map<std::string, std::string> outcome;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, first] = outcome.try_emplace(a.name);
+  if (first && !torch_has_namespace(a.op_namespace)) {
+    const std::string path = library_path(a);
+    if (path.empty()) {
+      it->second = *a.library_variable ? std::string("no ") + a.display + " library was given (" + a.library_variable +
+                                             " is unset and the plugin was built without one)"
+                                       : std::string("this plugin cannot provide ") + a.display + "'s ops";
+    } else if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      const char* why = dlerror();
+      it->second = std::string("its library ") + path + " does not load: " + (why ? why : "unknown reason");
+    } else if (!torch_has_namespace(a.op_namespace)) {
+      it->second = std::string("its library ") + path + " loaded but registered no " + a.op_namespace + ":: op";
+    }
+  }
+  if (!it->second.empty())
+    throw Error(model_error_id::accelerator, json_path,
+                "graph " + graph + " calls op '" + op + "' of " + a.display + ", which this plugin cannot run: " +
+                    it->second,
+                a.how_to_get);
+}
+
+std::vector<std::string> registered_ops(const Accelerator& a) {
+  const std::string prefix = std::string(a.op_namespace) + "::";
+  std::vector<std::string> ops;
+  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames())
+    if (name.name.compare(0, prefix.size(), prefix) == 0) ops.push_back(name.name);
+  std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  return ops;
+}
+
+}  // namespace distspec::models::torch_kind
