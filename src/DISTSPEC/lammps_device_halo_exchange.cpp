@@ -6,9 +6,50 @@
 
 #include "distspec/halo/device_staging.h"
 
+#include "atom.h"
+#include "comm.h"
+#include "lammps.h"
+#include "neighbor.h"
+
 #include <vector>
 
 using namespace LAMMPS_NS;
+
+distspec::HaloExchange *LammpsDeviceHaloExchange::self_images(const void *block)
+{
+  if (!distspec::is_device_pointer(block) || lmp_->comm->nprocs != 1) return nullptr;
+  Atom *atom = lmp_->atom;
+  if (atom->nlocal != static_cast<int>(n_owned()) || atom->nghost != static_cast<int>(n_halo())) return nullptr;
+  // Ghosts, their IDs and the map change only when LAMMPS rebuilds its lists.
+  const long long builds = lmp_->neighbor->ncalls;
+  if (builds == images_neighbor_builds_ && n_owned() == images_owned_ && n_halo() == images_halo_)
+    return images_.get();
+  images_.reset();
+  images_neighbor_builds_ = builds;
+  images_owned_ = n_owned();
+  images_halo_ = n_halo();
+  if (!atom->tag_enable || atom->map_style == Atom::MAP_NONE) return nullptr;
+  std::vector<std::size_t> owner(n_halo());
+  for (std::size_t h = 0; h < n_halo(); ++h) {
+    const int i = atom->map(atom->tag[n_owned() + h]);
+    if (i < 0 || i >= atom->nlocal) return nullptr;
+    owner[h] = static_cast<std::size_t>(i);
+  }
+  images_ = std::make_unique<distspec::DeviceIndexedHaloExchange>(n_owned(), std::move(owner));
+  return images_.get();
+}
+
+void LammpsDeviceHaloExchange::forward(distspec::Rows<double> rows)
+{
+  if (distspec::HaloExchange *images = self_images(rows.data)) return check_width(rows.width), images->forward(rows);
+  LammpsHaloExchange::forward(rows);
+}
+
+void LammpsDeviceHaloExchange::reverse(distspec::Rows<double> rows)
+{
+  if (distspec::HaloExchange *images = self_images(rows.data)) return check_width(rows.width), images->reverse(rows);
+  LammpsHaloExchange::reverse(rows);
+}
 
 void LammpsDeviceHaloExchange::wait_for_device()
 {
@@ -31,14 +72,16 @@ void LammpsDeviceHaloExchange::zero_halo_rows(const distspec::Rows<double> &rows
 void LammpsDeviceHaloExchange::forward(distspec::Rows<float> rows)
 {
   if (!distspec::is_device_pointer(rows.data)) return LammpsHaloExchange::forward(rows);
-  forward(distspec::Rows<double>{packer_.widen(rows.data, rows.size()), rows.rows, rows.width});
+  if (distspec::HaloExchange *images = self_images(rows.data)) return check_width(rows.width), images->forward(rows);
+  LammpsHaloExchange::forward(distspec::Rows<double>{packer_.widen(rows.data, rows.size()), rows.rows, rows.width});
   packer_.narrow(rows.data, rows.size());
 }
 
 void LammpsDeviceHaloExchange::reverse(distspec::Rows<float> rows)
 {
   if (!distspec::is_device_pointer(rows.data)) return LammpsHaloExchange::reverse(rows);
-  reverse(distspec::Rows<double>{packer_.widen(rows.data, rows.size()), rows.rows, rows.width});
+  if (distspec::HaloExchange *images = self_images(rows.data)) return check_width(rows.width), images->reverse(rows);
+  LammpsHaloExchange::reverse(distspec::Rows<double>{packer_.widen(rows.data, rows.size()), rows.rows, rows.width});
   packer_.narrow(rows.data, rows.size());
 }
 

@@ -38,9 +38,9 @@ class LammpsHaloExchangeBase : public distspec::HaloExchange {
   int n_ranks() const final;
 
   // The block is bound for the length of LAMMPS' comm call, whose callbacks move it.
-  void forward(distspec::Rows<double> rows) final;
+  void forward(distspec::Rows<double> rows) override;
   // Halo rows are zeroed afterwards: they have been summed into their owners.
-  void reverse(distspec::Rows<double> rows) final;
+  void reverse(distspec::Rows<double> rows) override;
 
   // The pair style's host comm callbacks delegate here (LAMMPS' classic comm path): host
   // buffers and send lists, whatever memory the block is in.

@@ -25,7 +25,9 @@ class Accelerator:
 
 ACCELERATORS = {
     "oeq": Accelerator("oeq", "openequivariance", ("libtorch_tp_jit",), ("sevennet",), ("cuda",)),
-    "cueq": Accelerator("cueq", "cuequivariance", ("cuequivariance",), ("sevennet", "mace"), ("cuda",)),
+    # cuEquivariance defines its torch ops in Python only: no library registers them in a
+    # Python-free LAMMPS process, so no kind is exported with it (the plugin refuses its graphs).
+    "cueq": Accelerator("cueq", "cuequivariance", ("cuequivariance",), (), ("cuda",)),
 }
 CHOICES = ("none", *ACCELERATORS)
 
@@ -44,6 +46,10 @@ def check_choice(key: str, kind: str, device: str) -> Accelerator | None:
     if key not in ACCELERATORS:
         raise ExportError(f"--accelerate {key!r}: expected one of {', '.join(CHOICES)}")
     acc = ACCELERATORS[key]
+    if not acc.kinds:
+        raise ExportError(f"--accelerate {key}: {acc.name} registers its torch ops from Python only, and "
+                          "pair_style distspec runs no Python: its graphs cannot run there; use --accelerate oeq "
+                          "(SevenNet) or --accelerate none")
     if kind not in acc.kinds:
         raise ExportError(f"--accelerate {key}: {acc.name} kernels exist here for model kinds "
                           f"{', '.join(acc.kinds)}, not for a '{kind}' model; export it with --accelerate none")
@@ -61,6 +67,10 @@ def split_ops(ops: list[str], chosen: Accelerator | None) -> tuple[list[str], li
         acc = of_op(op)
         if acc is None:
             rest.append(op)
+        elif not acc.kinds:
+            raise ExportError(f"the force graph calls {op}, an op of {acc.name}, which registers its torch ops "
+                              "from Python only: pair_style distspec cannot run its graphs; build the model without "
+                              "it (--accelerate oeq or none)")
         elif chosen is None or acc != chosen:
             raise ExportError(f"the force graph calls {op}, an op of {acc.name}, but the export was asked for "
                               f"--accelerate {chosen.key if chosen else 'none'}; pass --accelerate {acc.key}, or "

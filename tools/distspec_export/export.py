@@ -216,11 +216,11 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
         spec = adapted.spec
     spec_d = _spec_dict(spec)
 
-    gm = trace.trace_forces(adapted.energy_fn, example.inputs)
+    gm = trace.trace_forces(adapted.energy_fn, example.inputs, accelerator.namespaces if accelerator else ())
     seconds["trace"] = time.perf_counter() - t0
     graph_ops = trace.custom_ops_of(gm)
     accelerated, _ = accelerators.split_ops(graph_ops, accelerator)
-    custom_ops = trace.check_graph_ops(gm, provided=tuple(accelerated))
+    custom_ops = trace.check_graph_ops(gm, accelerator.namespaces if accelerator else ())
     if accelerated:
         spec_d = accelerators.add_adapters(spec_d, accelerated)
     sites = trace.halo_sites(gm)

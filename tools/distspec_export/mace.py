@@ -75,10 +75,13 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
 
         spec = MACEWrapper(mace_model).distribution_spec()
 
-    rebuilt = _rebuild_without_codegen(mace_model).to(dtype).eval()
+    # Rebuilt from its configuration, the model is on the cpu: it and its element table go where
+    # the graph runs (the example inputs' device, --device).
+    device = example.inputs[0].device
+    rebuilt = _rebuild_without_codegen(mace_model).to(device=device, dtype=dtype).eval()
     for p in rebuilt.parameters():
         p.requires_grad_(False)
-    one_hot = torch.zeros(len(elements), len(table_z), dtype=dtype)
+    one_hot = torch.zeros(len(elements), len(table_z), dtype=dtype, device=device)
     for species, element in enumerate(elements):
         one_hot[species, table_z.index(z_of[element])] = 1.0
 

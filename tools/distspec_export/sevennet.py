@@ -41,7 +41,7 @@ BLOCK_START = "_self_connection_intro"  # first module of interaction block k: "
 LAST_MODULE = "rescale_atomic_energy"   # writes the per-atom energy; total energy and forces follow it
 
 
-ACCELERATE_FLAGS = {"none": {}, "oeq": {"enable_oeq": True}, "cueq": {"enable_cueq": True}}
+ACCELERATE_FLAGS = {"none": {}, "oeq": {"enable_oeq": True}}
 
 
 def checkpoint(name: str = "7net-0", accelerate: str = "none") -> torch.nn.Module:
@@ -71,7 +71,7 @@ def checkpoint(name: str = "7net-0", accelerate: str = "none") -> torch.nn.Modul
 
 
 def _uses_accelerator(model: torch.nn.Module, accelerate: str) -> bool:
-    marker = {"oeq": "OEQConvolution", "cueq": "cuequivariance"}[accelerate]
+    marker = {"oeq": "OEQConvolution"}[accelerate]
     return any(marker in type(m).__name__ or marker in type(m).__module__ for m in model.modules())
 
 

@@ -75,7 +75,8 @@ def custom_ops_of(gm: torch.fx.GraphModule) -> list[str]:
 
 def check_graph_ops(gm: torch.fx.GraphModule, provided: tuple[str, ...] = ()) -> list[str]:
     """The custom ops of the graph; an error for any that DISTSPEC does not provide (its halo
-    ops, and `provided`: the ops of the accelerator the export was asked for)."""
+    ops, and the ops of the namespaces `provided`: those of the accelerator the export was asked
+    for)."""
     names = custom_ops_of(gm)
     c10d = [n for n in names if "c10d" in n]
     if c10d:
@@ -83,7 +84,7 @@ def check_graph_ops(gm: torch.fx.GraphModule, provided: tuple[str, ...] = ()) ->
             f"the force graph calls collective ops {c10d}, which a LAMMPS process cannot run: a "
             "halo op's backward was traced through nvalchemi's collective formula. Call the halo "
             "ops through torch.ops.nvalchemi.* so that the exporter's opaque backward applies")
-    unknown = [n for n in names if n not in ops.KNOWN_OPS and n not in provided]
+    unknown = [n for n in names if n not in ops.KNOWN_OPS and n.split("::", 1)[0] not in provided]
     if unknown:
         raise ExportError(
             f"the force graph calls ops that DISTSPEC does not provide: {unknown}; it provides "
@@ -168,8 +169,10 @@ def trace_symbolic(fn: Callable[..., Any], example: Sequence[torch.Tensor]) -> t
         return make_fx(fn, tracing_mode="symbolic", _allow_non_fake_inputs=True)(*example)
 
 
-def trace_forces(energy_fn: EnergyFn, example: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
-    """Step 1: the aten graph of (atomic_energies, forces), placeholders named by the contract."""
+def trace_forces(energy_fn: EnergyFn, example: Sequence[torch.Tensor],
+                 provided: tuple[str, ...] = ()) -> torch.fx.GraphModule:
+    """Step 1: the aten graph of (atomic_energies, forces), placeholders named by the contract;
+    `provided`: op namespaces of the accelerator the model was built with (check_graph_ops)."""
     fn = force_function(energy_fn)
     with ops.opaque_halo_backward():
         try:
@@ -187,7 +190,7 @@ def trace_forces(energy_fn: EnergyFn, example: Sequence[torch.Tensor]) -> torch.
         node.target = name
     gm.graph.lint()
     gm.recompile()
-    check_graph_ops(gm)
+    check_graph_ops(gm, provided)
     return gm
 
 

@@ -8,6 +8,9 @@ A `.pt2` runs only with the libtorch that compiled it, so these are made at test
   toy_mpnn_L4.{pt2,json,spec.json}     toy model, 4 layers, AOTInductor
   toy_mpnn_L2_ts.{pt,json,spec.json}   toy model, 2 layers, TorchScript
   ref_toy_mpnn_L2.json, ref_toy_mpnn_L4.json   eager references (reference.py)
+  oeq_call.pt                          a TorchScript graph calling OpenEquivariance's
+                                       jit_conv_forward, for the plugin's refusal where the
+                                       accelerator's library is missing (accelerated_call())
   fixtures.json                        what is where, and the seconds each step took
 
 The `mace` set (`--set mace`; DISTSPEC_PYTHON_MACE's environment, with mace-torch):
@@ -266,6 +269,51 @@ def environment(argv: list[str], what: str) -> list[str]:
     return in_env.ensure(argv, what, PYTHON_VAR.get(which, "DISTSPEC_PYTHON"), need=need)
 
 
+OEQ_CONV_FORWARD = ("jit_conv_forward(Tensor json_bytes, int hash, Tensor L1_in, Tensor L2_in, Tensor W, "
+                    "int L3_dim, Tensor rows, Tensor cols, Tensor workspace, Tensor transpose_perm) -> Tensor")
+OEQ_CONV_BACKWARD = ("jit_conv_backward(Tensor json_bytes, int hash, Tensor L1_in, Tensor L2_in, Tensor W, "
+                     "Tensor L3_grad, Tensor rows, Tensor cols, Tensor workspace, Tensor transpose_perm) "
+                     "-> (Tensor, Tensor, Tensor)")
+
+
+def define_oeq_schemas() -> None:
+    """OpenEquivariance's conv ops by their exact schemas, with a stand-in kernel, where the
+    real library is not loaded (OpenEquivariance runs on CUDA only): for scripting a graph that
+    calls them, and for nvalchemi, which resolves a spec's ops when it reads the spec."""
+    import torch  # noqa: PLC0415
+
+    if hasattr(torch.ops.libtorch_tp_jit, "jit_conv_forward"):
+        return
+    lib = torch.library.Library("libtorch_tp_jit", "FRAGMENT")
+    lib.define(OEQ_CONV_FORWARD)
+    lib.define(OEQ_CONV_BACKWARD)
+    lib.impl("jit_conv_forward", lambda *a: a[2].clone(), "CompositeExplicitAutograd")
+    lib.impl("jit_conv_backward", lambda *a: (a[2].clone(), a[3].clone(), a[4].clone()), "CompositeExplicitAutograd")
+    define_oeq_schemas.library = lib  # the registrations live as long as the library object
+
+
+def accelerated_call(path: Path) -> None:
+    """A graph that calls OpenEquivariance's fused convolution, with the op's exact schema.
+
+    OpenEquivariance runs on CUDA only, so here the op is defined with a stand-in kernel for
+    scripting alone; pair_style distspec then loads a graph that names an accelerator op its
+    process lacks, which it must refuse at pair_coeff, naming the op, the accelerator and how to
+    build with it (test_torch_lammps.cpp). Nothing ever runs the kernel.
+    """
+    import torch  # noqa: PLC0415
+
+    define_oeq_schemas()
+
+    class Conv(torch.nn.Module):
+        def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+            x = torch.ops.libtorch_tp_jit.jit_conv_forward(torch.zeros(1, dtype=torch.uint8), 0, positions, positions,
+                                                          positions, 3, edge_index[1], edge_index[0],
+                                                          torch.zeros(1), torch.zeros(1))
+            return x.sum(-1)
+
+    torch.jit.script(Conv()).save(str(path))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = environment(sys.argv[1:] if argv is None else argv, "make_fixtures.py")
     import torch  # noqa: PLC0415
@@ -358,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
             periodic.write_data(build(), out / f"{name}.data", f"TEST crystal: {title} (make_fixtures.py)")
         manifest["serial"] = sevennet_serial(out, manifest["elements"])
     else:
+        accelerated_call(out / "oeq_call.pt")
         periodic.write_data(crystal(), out / (DATA + ".tmp"),
                             "TEST crystal: 108 Cu/Ni atoms, fcc 3x3x3, rattled (make_fixtures.py)")
         (out / (DATA + ".tmp")).replace(out / DATA)

@@ -108,6 +108,8 @@ struct BadInput {
 TEST(TorchLammpsErrors, BadInputStopsEveryRankWithItsMessage)
 {
   const std::string dir = fixtures_dir();
+  // The refusal of an accelerated graph is the plugin's answer where no library is given.
+  unsetenv("DISTSPEC_OPENEQUIVARIANCE_LIBRARY");
   const std::string scratch = "/tmp/distspec_torch_bad_input_" + std::to_string(dt::world_size());
   const Json manifest = read_json(dir + "/fixtures.json");
   const std::vector<BadInput> cases{
@@ -128,6 +130,17 @@ TEST(TorchLammpsErrors, BadInputStopsEveryRankWithItsMessage)
          read_json(dir + "/" + manifest["models"]["toy_mpnn_L2"]["model_file"].get<std::string>())["parameters"]
                   ["torch_version"]}},
        "", "is not an AOTInductor package"},
+      // A graph of an accelerator whose library this process lacks (make_fixtures.py's oeq_call.pt)
+      // and a model file naming one that no library here provides.
+      {"accelerator_library_missing", "toy_mpnn_L2_ts", {{"graph", dir + "/oeq_call.pt"}}, "",
+       "calls op 'libtorch_tp_jit::jit_conv_forward' of OpenEquivariance, which this plugin cannot run: no "
+       "OpenEquivariance library was given (DISTSPEC_OPENEQUIVARIANCE_LIBRARY is unset and the plugin was built "
+       "without one); build its library against this plugin's torch (scripts/build_openequivariance.sh"},
+      {"accelerator_without_registrations", "toy_mpnn_L2_ts", {{"accelerator", "cuequivariance"}}, "",
+       "of cuEquivariance, which this plugin cannot run: this plugin cannot provide cuEquivariance's ops; "
+       "cuEquivariance defines its torch ops in Python only"},
+      {"accelerator_unknown", "toy_mpnn_L2_ts", {{"accelerator", "flashtp"}}, "",
+       "/parameters/accelerator"},
   };
   for (const BadInput& c : cases) {
     SCOPED_TRACE(c.name);
