@@ -18,20 +18,31 @@ def read_dump(path):
     return box, rows
 
 
-def main():
+def atoms_of(dump):
+    """(ASE Atoms of the dump's silicon atoms in its periodic box, their atom IDs)."""
     from ase import Atoms  # noqa: PLC0415
-    from sevenn.calculator import SevenNetCalculator  # noqa: PLC0415
 
-    box, rows = read_dump(sys.argv[1])
+    box, rows = read_dump(dump)
     lo = np.array(box[0::2])
     cell = np.diag(np.array(box[1::2]) - lo)
-    atoms = Atoms("Si%d" % len(rows), positions=rows[:, 1:4] - lo, cell=cell, pbc=True)
-    atoms.calc = SevenNetCalculator("7net-0", device="cpu")
+    return Atoms("Si%d" % len(rows), positions=rows[:, 1:4] - lo, cell=cell, pbc=True), rows[:, 0].astype(int)
+
+
+def write_reference(atoms, ids, out):
+    """The energy and every force of `atoms` under its calculator, in the form report.py reads."""
     energy, forces = atoms.get_potential_energy(), atoms.get_forces()
-    with open(sys.argv[2], "w") as f:
+    with open(out, "w") as f:
         f.write("ENERGY %.10f\n" % energy)
-        for i, row in zip(rows[:, 0].astype(int), forces):
+        for i, row in zip(ids, forces):
             f.write("%d %.10g %.10g %.10g\n" % (i, *row))
+
+
+def main():
+    from sevenn.calculator import SevenNetCalculator  # noqa: PLC0415
+
+    atoms, ids = atoms_of(sys.argv[1])
+    atoms.calc = SevenNetCalculator("7net-0", device="cpu")
+    write_reference(atoms, ids, sys.argv[2])
 
 
 if __name__ == "__main__":

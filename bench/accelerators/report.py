@@ -1,7 +1,7 @@
 """Tables of bench/accelerators/run.sh: the 512-atom check of each accelerator against SevenNet's
 calculator on the cpu (and 2 ranks against 1), then seconds per step and peak GPU memory.
 
-  report.py FOLDER "ACCELERATORS"
+  report.py FOLDER "ACCELERATORS" [sevennet|mace]
 """
 
 import math
@@ -13,6 +13,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import lammps_log  # noqa: E402
 
 NAMES = {"none": "e3nn (no accelerator)", "oeq": "OpenEquivariance"}
+MODELS = {"sevennet": ("SevenNet-0", "SevenNet's own calculator on the CPU (e3nn, fp32"),
+          "mace": ("MACE of MACE-MP-0 medium's architecture, random weights",
+                   "mace-torch's own calculator on the CPU (e3nn, fp64")}
 
 
 def dump_forces(path):
@@ -33,13 +36,14 @@ def check_energy(folder, tag):
     return float(m.group(1)) if m else None
 
 
-def check_table(folder, accelerators):
+def check_table(folder, accelerators, model):
     ref_path = os.path.join(folder, "forces.ref")
     if not os.path.exists(ref_path):
         return ["no reference (forces.ref)"]
     ref_e, ref = ref_forces(ref_path)
-    out = ["On 512 rattled Si atoms against SevenNet's own calculator on the CPU (e3nn, fp32; energy %.6f eV):"
-           % ref_e, "",
+    largest = max(abs(v) for f in ref.values() for v in f)
+    out = ["On 512 rattled Si atoms against %s; energy %.6f eV, largest force component %.3g eV/A):"
+           % (MODELS[model][1], ref_e, largest), "",
            "| accelerator | ranks | max abs force diff (eV/A) | rms force diff (eV/A) | energy diff (relative) |",
            "|---|---|---|---|---|"]
     for acc in accelerators:
@@ -78,10 +82,11 @@ def peak_gib(folder, acc, n):
 
 def main():
     folder, accelerators = sys.argv[1], sys.argv[2].split()
+    model = sys.argv[3] if len(sys.argv) > 3 else "sevennet"
     machine = open(os.path.join(folder, "machine.txt")).read().strip().replace("\n", "; ")
-    print("SevenNet-0 (fp32) through `pair_style distspec device cuda`, one GPU: %s" % machine)
+    print("%s (fp32) through `pair_style distspec device cuda`, one GPU: %s" % (MODELS[model][0], machine))
     print()
-    print("\n".join(check_table(folder, accelerators)))
+    print("\n".join(check_table(folder, accelerators, model)))
     print()
     cells = sorted({int(m.group(2)) for f in os.listdir(folder) for m in [re.match(r"log\.(\w+)\.(\d+)$", f)] if m})
     print("Seconds per step (energy, forces, virial; NVE), peak GPU memory (GiB, nvidia-smi):")

@@ -1,29 +1,41 @@
 #!/usr/bin/env bash
-# SevenNet-0 through `pair_style distspec device cuda`, per accelerator (none: e3nn's tensor
-# products; oeq: OpenEquivariance's fused convolution, bound through the spec's op adapters):
-# the forces of 512 rattled atoms of each export against SevenNet's own calculator on the cpu
-# (ref.py) and 2 ranks sharing the GPU against 1, then seconds per step and peak GPU memory from
-# 10 648 atoms to the largest size that fits.
+# A trained-size equivariant model through `pair_style distspec device cuda`, per accelerator
+# (none: e3nn's tensor products; oeq: OpenEquivariance's fused convolution, bound through the
+# spec's op adapters): the forces of 512 rattled Si atoms of each export against the model's own
+# evaluation on the cpu and 2 ranks sharing the GPU against 1, then seconds per step and peak GPU
+# memory from 10 648 atoms to the largest size that fits.
 #
-#   bench/accelerators/run.sh
+#   bench/accelerators/run.sh                      SevenNet-0 (reference: SevenNet's calculator, ref.py)
+#   BENCH_MODEL=mace bench/accelerators/run.sh     MACE-MP-0 medium's architecture, random weights
+#                                                  (mace_mp0_medium.py; reference: mace-torch's calculator)
 #
 # Environment:
 #   DISTSPEC_LMP, DISTSPEC_PLUGIN  lmp and a libdistspec.so with CUDA and torch (scripts/gpu_build.sh)
-#   DISTSPEC_PYTHON_SEVENN  a Python with torch and sevenn, and for oeq OpenEquivariance
+#   DISTSPEC_PYTHON         a Python with torch and sevenn (or mace-torch), and for oeq OpenEquivariance
 #                           (scripts/build_openequivariance.sh; OUT/site on PYTHONPATH)
 #   DISTSPEC_OPENEQUIVARIANCE_LIBRARY  the library the plugin loads for oeq graphs
-#   DISTSPEC_SPECS          where nvalchemi does not import: the folder with sevennet.spec.json
+#   DISTSPEC_SPECS          where nvalchemi does not import: the folder with sevennet.spec.json / mace.spec.json
 #   BENCH_ACCELERATORS ("none oeq"), BENCH_CELLS_none ("11 17"), BENCH_CELLS_oeq ("11 17 23 25 30"),
-#   BENCH_STEPS (5), BENCH_OUT (build/bench/accelerators)
+#   BENCH_STEPS (5), BENCH_OUT (build/bench/accelerators[/mace])
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 lmp=${DISTSPEC_LMP:-lmp}
 plugin=${DISTSPEC_PLUGIN:?set DISTSPEC_PLUGIN to a libdistspec.so built with CUDA and torch}
-python=${DISTSPEC_PYTHON_SEVENN:-python3}
+python=${DISTSPEC_PYTHON:-${DISTSPEC_PYTHON_SEVENN:-python3}}
 accelerators=${BENCH_ACCELERATORS:-none oeq}
 steps=${BENCH_STEPS:-5}
-out=$(realpath -m "${BENCH_OUT:-$repo/build/bench/accelerators}")
+model=${BENCH_MODEL:-sevennet}
+case $model in
+  sevennet) stem=7net0 cutoff=5.0 folder=
+            source=(--module distspec_export.sevennet:checkpoint --module-args '{"name": "7net-0"}')
+            reference=("$here/ref.py") ;;
+  mace)     stem=mace cutoff=6.0 folder=/mace
+            source=(--module "$here/mace_mp0_medium.py:build")
+            reference=("$here/mace_mp0_medium.py" ref) ;;
+  *) echo "BENCH_MODEL=$model: expected sevennet or mace" >&2; exit 2 ;;
+esac
+out=$(realpath -m "${BENCH_OUT:-$repo/build/bench/accelerators$folder}")
 mkdir -p "$out/model"
 export LD_LIBRARY_PATH="$(cd "$(dirname "$plugin")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 plugin_name=$(basename "$plugin")
@@ -34,13 +46,12 @@ say() { echo "bench [$(( $(date +%s) - start )) s]: $*" >&2; }
   "$python" -c 'import torch; print("torch", torch.__version__)'; } > "$out/machine.txt"
 
 for acc in $accelerators; do
-  [ -f "$out/model/7net0_$acc.json" ] && continue
-  say "exporting SevenNet-0 for cuda, --accelerate $acc"
+  [ -f "$out/model/${stem}_$acc.json" ] && continue
+  say "exporting $model for cuda, --accelerate $acc"
   spec=()
-  [ -n "${DISTSPEC_SPECS:-}" ] && spec=(--spec "$DISTSPEC_SPECS/sevennet.spec.json")
-  "$python" "$repo/tools/distspec-export" --module distspec_export.sevennet:checkpoint \
-    --module-args '{"name": "7net-0"}' "${spec[@]}" --elements Si --cutoff 5.0 --units metal \
-    --precision fp32 --device cuda --no-check --accelerate "$acc" --out "$out/model" --name "7net0_$acc" \
+  [ -n "${DISTSPEC_SPECS:-}" ] && spec=(--spec "$DISTSPEC_SPECS/$model.spec.json")
+  "$python" "$repo/tools/distspec-export" "${source[@]}" "${spec[@]}" --elements Si --cutoff "$cutoff" --units metal \
+    --precision fp32 --device cuda --no-check --accelerate "$acc" --out "$out/model" --name "${stem}_$acc" \
     > "$out/export.$acc.log" 2>&1 || { tail -20 "$out/export.$acc.log" >&2; exit 1; }
   grep -E "^wrote|accelerator ops|times" "$out/export.$acc.log" >&2
 done
@@ -51,19 +62,20 @@ lammps() {  # ranks log input vars...
 }
 for acc in $accelerators; do
   say "forces on 512 atoms: $acc, 1 and 2 ranks sharing the GPU"
-  lammps 1 "log.check.$acc.1" "$here/in.forces" -var model "model/7net0_$acc.json" -var device cuda -var tag "$acc.1"
-  lammps 2 "log.check.$acc.2" "$here/in.forces" -var model "model/7net0_$acc.json" -var device cuda -var tag "$acc.2"
+  lammps 1 "log.check.$acc.1" "$here/in.forces" -var model "model/${stem}_$acc.json" -var device cuda -var tag "$acc.1"
+  lammps 2 "log.check.$acc.2" "$here/in.forces" -var model "model/${stem}_$acc.json" -var device cuda -var tag "$acc.2"
 done
-say "reference: SevenNet's calculator on the cpu, on the same 512 atoms"
+say "reference: $model's own calculator on the cpu, on the same 512 atoms"
 first=${accelerators%% *}
-"$python" "$here/ref.py" "$out/forces.$first.1" "$out/forces.ref" >&2 || say "no reference (ref.py failed)"
+[ -f "$out/forces.ref" ] || "$python" "${reference[@]}" "$out/forces.$first.1" "$out/forces.ref" >&2 \
+  || say "no reference (${reference[*]} failed)"
 
 timed() {  # accelerator n
   local log=log.$1.$2 sampler status=0
   say "$1, $((8 * $2 * $2 * $2)) atoms"
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$out/memory.$1.$2" 2>/dev/null &
   sampler=$!
-  lammps 1 "$log" "$repo/bench/sevennet_cpu/in.bench" -var model "model/7net0_$1.json" -var n "$2" \
+  lammps 1 "$log" "$repo/bench/sevennet_cpu/in.bench" -var model "model/${stem}_$1.json" -var n "$2" \
     -var steps "$steps" -var device cuda || status=1
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   [ $status = 0 ] || { say "$log: LAMMPS stopped"; grep -m1 ERROR "$out/$log" >&2; }
@@ -74,4 +86,4 @@ for acc in $accelerators; do
   default="11 17"; [ "$acc" = none ] || default="11 17 23 25 30"
   for n in ${!var:-$default}; do timed "$acc" "$n" || break; done
 done
-"$python" "$here/report.py" "$out" "$accelerators" | tee "$out/table.md"
+"$python" "$here/report.py" "$out" "$accelerators" "$model" | tee "$out/table.md"

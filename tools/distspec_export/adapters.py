@@ -31,7 +31,7 @@ class Adapted:
     kind: str
     description: str
     source: str
-    spec: Any = None                      # the model kind's own MLIPSpec, if it has one
+    spec: Any = None                      # the model kind's own MLIPSpec (or a function giving it), if any
     message_passing_layers: int | None = None
 
 
@@ -73,7 +73,8 @@ def detect(model: Any) -> str:
     return "plain"
 
 
-def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torch.dtype, example) -> Adapted:
+def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torch.dtype, example,
+          accelerator: Any = None) -> Adapted:
     """The model as an energy function of the contract's inputs (`example`: an example.Example)."""
     if kind not in KINDS:
         raise ExportError(f"model kind '{kind}' is not one of {list(KINDS)}")
@@ -82,7 +83,7 @@ def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torc
     if kind == "mace":
         from . import mace  # noqa: PLC0415
 
-        return mace.adapt(model, elements, cutoff, dtype, example)
+        return mace.adapt(model, elements, cutoff, dtype, example, accelerator)
     if kind == "aimnet":
         from . import aimnet  # noqa: PLC0415
 

@@ -69,7 +69,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     from .accelerators import CHOICES  # noqa: PLC0415
 
     p.add_argument("--accelerate", default="none", choices=CHOICES,
-                   help="tensor-product kernels to build the model with (sevennet: oeq; needs --device cuda): "
+                   help="tensor-product kernels to build the model with (sevennet, mace: oeq; needs --device cuda): "
                         "passed to a --module factory that takes `accelerate`, kept opaque in the graph and "
                         "listed in the spec (doc/torch_models.md, Accelerators)")
     return p.parse_args(argv)

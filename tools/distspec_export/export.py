@@ -209,18 +209,17 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
         raise ExportError(f"model kind '{kind}' is not one of {list(adapters.KINDS)}")
     kind = adapters.detect(model) if kind == "auto" else kind
     accelerator = accelerators.check_choice(accelerate, kind, device)
-    adapted = adapters.adapt(model, kind, elements, float(cutoff), dtype, example)
+    adapted = adapters.adapt(model, kind, elements, float(cutoff), dtype, example, accelerator)
     if spec is None:
-        if adapted.spec is None:
+        spec = adapted.spec() if callable(adapted.spec) else adapted.spec
+        if spec is None:
             raise ExportError("no spec given and the model has none of its own: pass its MLIPSpec (a saved JSON file)")
-        spec = adapted.spec
     spec_d = _spec_dict(spec)
 
     gm = trace.trace_forces(adapted.energy_fn, example.inputs, accelerator.namespaces if accelerator else ())
     seconds["trace"] = time.perf_counter() - t0
-    graph_ops = trace.custom_ops_of(gm)
-    accelerated, _ = accelerators.split_ops(graph_ops, accelerator)
-    custom_ops = trace.check_graph_ops(gm, accelerator.namespaces if accelerator else ())
+    custom_ops = trace.custom_ops_of(gm)  # trace_forces has checked that DISTSPEC provides each
+    accelerated, _ = accelerators.split_ops(custom_ops, accelerator)
     if accelerated:
         spec_d = accelerators.add_adapters(spec_d, accelerated)
     sites = trace.halo_sites(gm)

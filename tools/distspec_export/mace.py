@@ -17,6 +17,16 @@ message-passing scatter (one per interaction: the scatter whose index comes from
 
 The exporter then differentiates that graph like any other energy function. The spec, when
 none is given, is the wrapper's own `distribution_spec()`.
+
+`--accelerate oeq`: each interaction's edge tensor product becomes OpenEquivariance's fused
+convolution (`TensorProductConv`: gather of the sender rows, tensor product and scatter onto the
+receivers in one kernel, no per-edge message tensor), built from the same irreps and instructions
+(so the same path weights) and fed the same per-edge weights, as sevenn's OEQ convolution is.
+mace-torch's own switch (`convert_e3nn_oeq`, 0.3.15) builds its config with `enabled=False`
+and so gives back an e3nn model that calls a plain tensor product with the fused arguments.
+nvalchemi's pass looks for aten scatters only; the fused kernel's scatter is inside the op, so
+the correction goes after each `libtorch_tp_jit::jit_conv_forward` whose receivers come from
+`edge_index` (`insert_fused_conv_corrections`), the same place the pass would put it.
 """
 
 from __future__ import annotations
@@ -26,8 +36,14 @@ from typing import Any
 
 import torch
 
+from . import ops
+from .accelerators import Accelerator
 from .adapters import Adapted
 from .trace import ExportError, trace_symbolic
+
+FUSED_CONV_OP = "libtorch_tp_jit::jit_conv_forward"
+FUSED_CONV_ROWS = 6  # argument index of the receivers (OEQ's `rows`) in FUSED_CONV_OP's schema
+ROUTING_NAMES = ("_halo_si", "_halo_rd", "_halo_rr", "_halo_no")  # nvalchemi's, in the correction's order
 
 
 def _mace_model(model: Any) -> tuple[torch.nn.Module, Any]:
@@ -50,8 +66,93 @@ def _rebuild_without_codegen(model: torch.nn.Module) -> torch.nn.Module:
                           f"generation (mace.tools.scripts_utils.extract_model): {type(e).__name__}: {e}") from e
 
 
-def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example) -> Adapted:
+class _FusedConvolution(torch.nn.Module):
+    """OpenEquivariance's fused convolution with the call of mace's fused interactions:
+    (node_feats, edge_attrs, tp_weights, edge_index), edge_index rows (sender, receiver)."""
+
+    def __init__(self, tp: torch.nn.Module, dtype: torch.dtype):
+        super().__init__()
+        import openequivariance as oeq  # noqa: PLC0415
+
+        def problem(path_weights):
+            instructions = [(i.i_in1, i.i_in2, i.i_out, i.connection_mode, i.has_weight, w)
+                            for i, w in zip(tp.instructions, path_weights)]
+            return oeq.TPProblem(tp.irreps_in1, tp.irreps_in2, tp.irreps_out, instructions,
+                                 shared_weights=False, internal_weights=False,
+                                 irrep_dtype=oeq.torch_to_oeq_dtype(dtype), weight_dtype=oeq.torch_to_oeq_dtype(dtype))
+
+        # e3nn keeps only each path's final coefficient, sqrt(normalisation * path weight); the
+        # problem built with unit path weights gives the normalisation, hence the path weights.
+        unit = problem([1.0] * len(tp.instructions))
+        weights = [(i.path_weight / u.path_weight) ** 2 for i, u in zip(tp.instructions, unit.instructions)]
+        self.conv = oeq.TensorProductConv(problem(weights), deterministic=False)
+        self.weight_numel = tp.weight_numel
+
+    def forward(self, node_feats, edge_attrs, tp_weights, edge_index):
+        return self.conv(node_feats, edge_attrs, tp_weights, edge_index[1], edge_index[0])
+
+
+def _with_oeq_convolutions(model: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
+    try:
+        import openequivariance  # noqa: F401, PLC0415
+    except Exception as e:  # noqa: BLE001
+        raise ExportError("--accelerate oeq: openequivariance does not import here (build it against this torch "
+                          f"with scripts/build_openequivariance.sh and put OUT/site on PYTHONPATH): {e}") from e
+    for k, interaction in enumerate(model.interactions):
+        tp = getattr(interaction, "conv_tp", None)
+        if tp is None or not hasattr(tp, "instructions") or getattr(tp, "shared_weights", True):
+            raise ExportError(f"--accelerate oeq: interaction {k} ({type(interaction).__name__}) has no e3nn "
+                              "tensor product with per-edge weights (conv_tp) to replace; export it with "
+                              "--accelerate none")
+        interaction.conv_tp = _FusedConvolution(tp, dtype).to(next(model.parameters()).device)
+        interaction.conv_fusion = "atomic"  # mace's interactions then call conv_tp(..., edge_index)
+    return model
+
+
+def _placeholder(gm: torch.fx.GraphModule, name: str):
+    return next((n for n in gm.graph.nodes if n.op == "placeholder" and name in n.name), None)
+
+
+def _reaches(node, target, seen=None) -> bool:
+    seen = set() if seen is None else seen
+    if node is target:
+        return True
+    if not isinstance(node, torch.fx.Node) or node in seen:
+        return False
+    seen.add(node)
+    return any(_reaches(a, target, seen) for a in node.all_input_nodes)
+
+
+def insert_fused_conv_corrections(gm: torch.fx.GraphModule, correction_op, op: str = FUSED_CONV_OP) -> list[str]:
+    """Put `correction_op(out, si, rd, rr, no, 1)` after every call of the fused convolution `op`
+    whose receivers come from the `edge_index` input; the names of the calls corrected."""
+    edge_index = _placeholder(gm, "edge_index")
+    routing = [_placeholder(gm, name) for name in ROUTING_NAMES]
+    if edge_index is None or None in routing:
+        raise ExportError(f"the MACE energy graph lacks the inputs edge_index and {', '.join(ROUTING_NAMES)}")
+    sites = []
+    for node in list(gm.graph.nodes):
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        if f"{target.namespace}::{target._opname}" != op or not _reaches(node.args[FUSED_CONV_ROWS], edge_index):
+            continue
+        with gm.graph.inserting_after(node):
+            new = gm.graph.call_function(correction_op, args=(node, *routing, 1))
+        node.replace_all_uses_with(new)
+        new.update_arg(0, node)
+        sites.append(node.name)
+    if sites:
+        gm.graph.lint()
+        gm.recompile()
+    return sites
+
+
+def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example,
+          accelerator: Accelerator | None = None) -> Adapted:
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch under torch >= 2.6
+    if not ops.have_nvalchemi():
+        ops.define_standalone_ops()  # before compile_refresh, which defines halo_keepalive if missing
     try:
         from ase.data import atomic_numbers as z_of  # noqa: PLC0415 (mace-torch depends on ase)
         from nvalchemi.distributed.compile_refresh import insert_halo_refresh  # noqa: PLC0415
@@ -69,16 +170,21 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         names = [k for k, v in z_of.items() if v in table_z]
         raise ExportError(f"elements {unknown} are not in the MACE model's table of atomic numbers {table_z} "
                           f"({', '.join(names)})")
-    spec = wrapper.distribution_spec() if wrapper is not None else None
-    if spec is None:
-        from nvalchemi.models.mace import MACEWrapper  # noqa: PLC0415
 
-        spec = MACEWrapper(mace_model).distribution_spec()
+    def spec():
+        own = wrapper.distribution_spec() if wrapper is not None else None
+        if own is None:
+            from nvalchemi.models.mace import MACEWrapper  # noqa: PLC0415
+
+            own = MACEWrapper(mace_model).distribution_spec()
+        return own
 
     # Rebuilt from its configuration, the model is on the cpu: it and its element table go where
     # the graph runs (the example inputs' device, --device).
     device = example.inputs[0].device
     rebuilt = _rebuild_without_codegen(mace_model).to(device=device, dtype=dtype).eval()
+    if accelerator is not None and accelerator.key == "oeq":
+        rebuilt = _with_oeq_convolutions(rebuilt, dtype)
     for p in rebuilt.parameters():
         p.requires_grad_(False)
     one_hot = torch.zeros(len(elements), len(table_z), dtype=dtype, device=device)
@@ -102,12 +208,13 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         energy_graph = trace_symbolic(energy, example.inputs)
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"tracing the MACE energy failed: {type(e).__name__}: {e}") from e
-    report = insert_halo_refresh(energy_graph,
-                                 correction_op=torch.ops.nvalchemi.halo_scatter_correct_static.default, world_size=1)
+    correction = torch.ops.nvalchemi.halo_scatter_correct_static.default
+    report = insert_halo_refresh(energy_graph, correction_op=correction, world_size=1)
+    fused = insert_fused_conv_corrections(energy_graph, correction)
     layers = len(mace_model.interactions)
-    if report.n_sites != layers:
-        raise ExportError(f"nvalchemi's halo-refresh pass found {report.n_sites} message-passing scatters in the "
-                          f"MACE graph, expected one per interaction ({layers}): {report}")
+    if report.n_sites + len(fused) != layers:
+        raise ExportError(f"the halo corrections found {report.n_sites} message-passing scatters and {len(fused)} "
+                          f"fused convolutions in the MACE graph, expected one per interaction ({layers}): {report}")
     return Adapted(energy_graph, "mace",
                    f"MACE ({type(mace_model).__name__}, {layers} interactions, r_max {r_max:g})",
                    f"{type(mace_model).__module__}.{type(mace_model).__qualname__}", spec=spec,

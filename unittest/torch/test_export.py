@@ -180,6 +180,7 @@ BAD_INPUTS = [  # (name, extra argv replacing the defaults, text the message mus
     ("non-halo policy", ["--spec", "{local_spec}"], "policy is 'local'"),
     ("accelerator for a kind without one", ["--accelerate", "oeq"], "not for a 'plain' model"),
     ("accelerator on the cpu", ["--kind", "sevennet", "--accelerate", "oeq"], "run on cuda only"),
+    ("MACE accelerator on the cpu", ["--kind", "mace", "--accelerate", "oeq"], "run on cuda only"),
 ]
 
 
@@ -263,6 +264,41 @@ def check_accelerated_spec(results: Results) -> None:
             results.report(expect in str(e), f"exporter refuses {name}", str(e)[:160])
 
 
+def check_fused_conv_corrections(results: Results) -> None:
+    """A MACE exported with OpenEquivariance's fused convolution (gather, tensor product and
+    scatter in one op) gets its halo correction where nvalchemi's pass puts it after an aten
+    scatter: after each fused convolution whose receivers come from edge_index, consuming it, and
+    in front of every later use; a convolution over other rows gets none."""
+    import make_fixtures  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+    from distspec_export import check, mace, ops, trace  # noqa: PLC0415
+
+    make_fixtures.define_oeq_schemas()
+    conv = torch.ops.libtorch_tp_jit.jit_conv_forward.default
+    correct = torch.ops.nvalchemi.halo_scatter_correct_static.default
+
+    def energy(positions, species, edge_index, _halo_no, _halo_si, _halo_rd, _halo_rr):
+        kernel, workspace = torch.zeros(1, dtype=torch.uint8), torch.zeros(1)
+        x = conv(kernel, 0, positions, positions, positions, 3, edge_index[1], edge_index[0], workspace, workspace)
+        rows = torch.arange(x.shape[0])
+        y = conv(kernel, 0, x, x, x, 3, rows, rows, workspace, workspace)
+        return (x + y).sum(-1)
+
+    if not ops.have_nvalchemi():
+        ops.define_standalone_ops()
+    example = check.examples(2, 3.0, torch.float64)[0]
+    gm = trace.trace_symbolic(energy, example.inputs)
+    sites = mace.insert_fused_conv_corrections(gm, correct)
+    convs = [n for n in gm.graph.nodes if n.target == conv]
+    fixes = [n for n in gm.graph.nodes if n.target == correct]
+    ok = (len(sites) == 1 and len(convs) == 2 and len(fixes) == 1 and fixes[0].args[0] is convs[0]
+          and set(convs[0].users) == {fixes[0]} and fixes[0] in convs[1].all_input_nodes
+          and all(convs[1] not in f.all_input_nodes for f in fixes))
+    results.report(ok, "MACE's fused convolutions get the halo correction after the edge scatter",
+                   f"{len(sites)} corrected of {len(convs)} convolutions; corrections consume "
+                   f"{[str(f.args[0]) for f in fixes]}; users of the first: {[str(u) for u in convs[0].users]}")
+
+
 def check_without_nvalchemi(results: Results, fixtures: Path, manifest: dict) -> None:
     """The exporter with torch alone (nvalchemi not importable), given a spec nvalchemi saved: it
     defines the ops itself and keeps the spec; its TorchScript graph of the 2-layer toy model
@@ -322,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.set == "toy":
         check_cli(results, fixtures / "bad_inputs")
         check_accelerated_spec(results)
+        check_fused_conv_corrections(results)
         check_without_nvalchemi(results, fixtures, manifest)
     print(f"({time.perf_counter() - t0:.1f} s)")
     print(f"{results.passed} passed, {results.failed} failed")
