@@ -174,6 +174,19 @@ Reference read_reference(const Json& j, const std::string& path, const Tolerance
     throw CaseError(f.at("pair"), r.kind == Reference::Kind::pair_lines ? "a pair_lines reference needs its pair lines"
                                                                        : "only a pair_lines reference takes pair lines");
   r.tolerance = f.has("tolerance") ? read_tolerance(f.get("tolerance"), f.at("tolerance"), tolerance) : tolerance;
+  if (r.kind == Reference::Kind::periodic_images || r.kind == Reference::Kind::reference_file) {
+    // Evaluated outside LAMMPS at the run's own positions: no per-atom virial, no positions of
+    // its own. A bound the case sets for all its references does not apply; one set here is a
+    // comparison that could never fail.
+    const Json* own = f.has("tolerance") && f.get("tolerance").is_object() ? &f.get("tolerance") : nullptr;
+    for (const auto& [key, bound] : {std::pair{"virial_atom", &r.tolerance.virial_atom},
+                                     std::pair{"positions", &r.tolerance.positions}}) {
+      if (own && own->contains(key) && !(*own)[key].is_null())
+        throw CaseError(f.at("tolerance") + "/" + key,
+                        "a " + kind + " reference computes no " + key + ": leave this bound out (or null)");
+      *bound = INFINITY;
+    }
+  }
   r.must_differ = f.boolean("must_differ", false);
   f.done();
   return r;

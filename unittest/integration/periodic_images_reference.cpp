@@ -107,7 +107,6 @@ Observables evaluate_on_periodic_images(const std::string& pair, const Observabl
   o.energy_atom.assign(out.energy_rows.begin(), out.energy_rows.begin() + n);
   const double volume = crystal.box.volume();
   for (double v : out.virial) o.virial.push_back(v / volume * system.nktv2p);
-  o.positions = system.positions;
   o.types = system.types;
   o.box = system.box;
   o.nktv2p = system.nktv2p;

@@ -113,7 +113,7 @@ double scale_of(const std::vector<double>& v)
 
 double deviation(const std::vector<double>& got, const std::vector<double>& ref, bool absolute = false)
 {
-  if (ref.empty()) return 0.0;  // not defined by the reference
+  if (ref.empty()) return NAN;  // the reference did not compute it: nothing compared
   if (got.size() != ref.size()) return INFINITY;
   double worst = 0.0;
   for (std::size_t i = 0; i < got.size(); ++i) {
@@ -125,7 +125,13 @@ double deviation(const std::vector<double>& got, const std::vector<double>& ref,
 
 }  // namespace
 
-double Deviation::worst() const { return std::max({pe, forces, virial, energy_atom, virial_atom, positions}); }
+double Deviation::worst() const
+{
+  double w = 0.0;
+  for (double d : {pe, forces, virial, energy_atom, virial_atom, positions})
+    if (!std::isnan(d)) w = std::max(w, d);
+  return w;
+}
 
 Deviation compare(const Observables& got, const Observables& ref, bool absolute_per_atom)
 {

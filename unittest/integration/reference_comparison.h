@@ -37,9 +37,10 @@ double nve_drift_per_atom(const std::string& setup, const std::string& pair, int
 // Largest deviation of each observable from the reference, relative to the reference's scale
 // (its largest magnitude), so that near-zero components do not dominate. A per-atom observable
 // the reference leaves empty (one a reference outside LAMMPS does not define) is not compared.
+// Each observable's deviation from the reference; NaN where the reference did not compute it.
 struct Deviation {
   double pe, forces, virial, energy_atom, virial_atom, positions;
-  double worst() const;
+  double worst() const;  // over the observables compared
 };
 // absolute_per_atom: forces and per-atom energies as plain differences, not relative to a scale.
 Deviation compare(const Observables& got, const Observables& ref, bool absolute_per_atom = false);

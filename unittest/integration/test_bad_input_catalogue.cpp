@@ -103,9 +103,4 @@ TEST_P(BaseInputs, Run)
 INSTANTIATE_TEST_SUITE_P(Bases, BaseInputs, ::testing::ValuesIn(dt::valid_base_inputs()),
                          [](const auto& info) { return info.param.name; });
 
-TEST(BadInputCatalogueSize, AtLeastSixtyRows)
-{
-  EXPECT_GE(dt::bad_input_catalogue().size(), 60u);
-}
-
 }  // namespace
