@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -146,11 +147,11 @@ struct ModelInfo {
   // and many-body kernels over the edges j -> i push -dE/dx_j onto senders). A spec that
   // declares forces owned-only would drop those parts, so the host refuses it.
   bool forces_on_halo_rows = false;
-  // The half edge list the model's ops take (their pair terms are symmetric in i and j), or full
-  // for none; half_newton_on implies half_newton_off. The host chooses which list to give
+  // The half edge list the model's ops take (their pair terms are symmetric in i and j), if any;
+  // half_newton_on implies half_newton_off. The host chooses which list to give
   // (AtomGraph::edge_list): half_newton_on leaves partial forces, energy and virial rows on halo
   // rows whatever forces_on_halo_rows says, so the host gives it only where it folds them.
-  EdgeList half_list = EdgeList::full;
+  std::optional<EdgeList> half_list;
   // With half_list half_newton_off: the force op may walk only the newton-on part of the list
   // (AtomGraph::newton_on_ends) and leave halo atoms' shares on their rows, as half_newton_on
   // does, while the other ops read every pair. The host gives it only where it folds halo rows.

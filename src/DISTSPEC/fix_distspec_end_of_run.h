@@ -10,7 +10,7 @@
 #define LMP_FIX_DISTSPEC_END_OF_RUN_H
 
 #include "fix.h"
-#include "lammps_compat.h"
+#include "pair_with_end_of_run.h"
 
 namespace LAMMPS_NS {
 
@@ -22,10 +22,10 @@ class FixDistspecEndOfRun : public Fix {
   int setmask() override { return 0; }    // Modify calls post_run() of every fix
   void post_run() override;
 
-  void attach(distspec_compat::PairWithEndOfRun *pair) { pair_ = pair; }
+  void attach(PairWithEndOfRun *pair) { pair_ = pair; }
 
  private:
-  distspec_compat::PairWithEndOfRun *pair_ = nullptr;
+  PairWithEndOfRun *pair_ = nullptr;
 };
 
 }    // namespace LAMMPS_NS

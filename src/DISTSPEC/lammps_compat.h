@@ -50,23 +50,17 @@ inline constexpr bool kPairHasFinish = true;
 inline constexpr bool kPairHasFinish = false;
 #endif
 
-// A pair style whose end_of_run() runs at the end of every run, on every rank, whatever the
-// LAMMPS version: from Pair::finish(), or from the fix install_end_of_run_hook() adds.
-class PairWithEndOfRun : public Pair {
+// A pair style with an end_of_run() that Pair::finish() calls where LAMMPS has it; where it does
+// not, PairWithEndOfRun (pair_with_end_of_run.h) adds a fix whose post_run() calls it.
+class PairFinish : public Pair {
  public:
   using Pair::Pair;
-  ~PairWithEndOfRun() override;
 
   // Collective: every rank calls it at the same point.
   virtual void end_of_run() = 0;
 #ifdef DISTSPEC_LAMMPS_PAIR_FINISH
   void finish() override { end_of_run(); }
 #endif
-
- protected:
-  // From init_style(): where Finish calls no Pair::finish(), adds the fix (once per style
-  // instance; the destructor removes it). Elsewhere nothing.
-  void install_end_of_run_hook();
 };
 
 // The neighbour lists the plain style asks for: full, half as newton_pair says, or half with

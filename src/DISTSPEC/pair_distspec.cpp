@@ -272,7 +272,7 @@ void PairDistspec::init_style()
   halo_->set_max_width(comm_forward);
 
   edge_list_ = choose_edge_list();
-  newton_on_ends_ = edge_list_ == distspec::models::EdgeList::half_newton_off && info.newton_on_forces &&
+  give_newton_on_ends_ = edge_list_ == distspec::models::EdgeList::half_newton_off && info.newton_on_forces &&
       halo_shares_folded();
   distspec_compat::request_neighbor_list(neighbor, this, instance_me, neighbor_list_kind(), expanded_);
   // The expanded shell: ghosts out to L cutoffs, without widening the neighbour list itself.
@@ -289,10 +289,10 @@ void PairDistspec::init_style()
 distspec::models::EdgeList PairDistspec::choose_edge_list() const
 {
   using distspec::models::EdgeList;
-  const EdgeList half = model_->info().half_list;
-  if (expanded_ || half == EdgeList::full) return EdgeList::full;
+  const std::optional<EdgeList> half = model_->info().half_list;
+  if (expanded_ || !half) return EdgeList::full;
   const EdgeList wanted =
-      half == EdgeList::half_newton_on && halo_shares_folded() ? EdgeList::half_newton_on : EdgeList::half_newton_off;
+      *half == EdgeList::half_newton_on && halo_shares_folded() ? EdgeList::half_newton_on : EdgeList::half_newton_off;
   return half_edge_list_allowed(wanted) ? wanted : EdgeList::full;
 }
 
@@ -313,7 +313,7 @@ bool PairDistspec::halo_shares_folded() const
 bool PairDistspec::halo_rows_stay_zero() const
 {
   return !model_->info().forces_on_halo_rows && edge_list_ != distspec::models::EdgeList::half_newton_on &&
-      !newton_on_ends_;
+      !give_newton_on_ends_;
 }
 
 // What the binding rules need to know about this run.
@@ -539,7 +539,7 @@ void PairDistspec::rebuild_edges()
   graph_.edge_list = edge_list_;
   graph_.newton_on_ends = nullptr;
   graph_.owner_rows = nullptr;
-  if (newton_on_ends_) order_newton_on_pairs_first(senders_.data());
+  if (give_newton_on_ends_) order_newton_on_pairs_first(senders_.data());
   edges_built_at_ = neighbor->ncalls;
   if (model_->info().needs_owner_rows) rebuild_owner_rows();
   // Row counts, species and edges change only here: a device model uploads them only then.

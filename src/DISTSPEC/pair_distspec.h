@@ -23,6 +23,7 @@ PairStyle(distspec,PairDistspec);
 #include "lammps_halo_exchange_base.h"
 #include "output_consolidation.h"
 #include "pair_distspec_settings.h"
+#include "pair_with_end_of_run.h"
 #include "run_timing.h"
 
 #include "distspec/dispatch/dispatcher.h"
@@ -37,7 +38,7 @@ PairStyle(distspec,PairDistspec);
 
 namespace LAMMPS_NS {
 
-class PairDistspec : public distspec_compat::PairWithEndOfRun {
+class PairDistspec : public PairWithEndOfRun {
  public:
   PairDistspec(class LAMMPS *);
   ~PairDistspec() override;
@@ -79,7 +80,7 @@ class PairDistspec : public distspec_compat::PairWithEndOfRun {
   // per-atom output declared owned-only).
   bool halo_shares_folded() const;
   // Newton on's pairs first in each receiver's senders (graph_'s, in host memory, whose
-  // writable `senders` this is), and their ends (newton_on_ends_).
+  // writable `senders` this is), and their ends (give_newton_on_ends_).
   void order_newton_on_pairs_first(int *senders);
   // Whether this style can give the model `list` (a half list); the KOKKOS variant decides by
   // its execution space and by what KOKKOS' lists can be.
@@ -122,7 +123,7 @@ class PairDistspec : public distspec_compat::PairWithEndOfRun {
   bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
   bool expanded_ = false;    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too
   distspec::models::EdgeList edge_list_ = distspec::models::EdgeList::full;    // what graph_ lists
-  bool newton_on_ends_ = false;    // graph_.newton_on_ends given (ModelInfo::newton_on_forces)
+  bool give_newton_on_ends_ = false;    // graph_.newton_on_ends given (ModelInfo::newton_on_forces)
   std::vector<int> newton_on_ends_rows_;
   bool report_pending_ = false;    // log the halo report after the first step of a run
   std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)

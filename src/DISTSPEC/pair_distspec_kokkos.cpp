@@ -341,7 +341,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
   graph_.owner_rows = nullptr;
   // Host memory (a host space: half lists are for those only), so the plain style's ordering runs
   // on the views as they are.
-  if (newton_on_ends_) {
+  if (give_newton_on_ends_) {
     DeviceType().fence();
     order_newton_on_pairs_first(d_senders_.data());
   }

@@ -14,25 +14,15 @@ itself (its own spec, layer count, a description).
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
+from .adapted import Adapted
 from .trace import INPUT_NAMES, ExportError
 
 KINDS = ("auto", "plain", "mace", "aimnet", "sevennet")
-
-
-@dataclasses.dataclass
-class Adapted:
-    energy_fn: Callable[..., torch.Tensor]
-    kind: str
-    description: str
-    source: str
-    spec: Any = None                      # the model kind's own MLIPSpec (or a function giving it), if any
-    message_passing_layers: int | None = None
 
 
 def _prepare(module: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import torch
 
-from .adapters import Adapted
+from .adapted import Adapted
 from .trace import ExportError
 
 MAX_NEIGHBORS = 96  # neighbour-matrix width unless the wrapper's neighbor_config says otherwise

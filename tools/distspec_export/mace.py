@@ -38,7 +38,7 @@ import torch
 
 from . import ops
 from .accelerators import Accelerator
-from .adapters import Adapted
+from .adapted import Adapted
 from .trace import ExportError, trace_symbolic
 
 FUSED_CONV_OP = "libtorch_tp_jit::jit_conv_forward"

@@ -34,7 +34,7 @@ from typing import Any, Iterator
 import torch
 
 from . import ops
-from .adapters import Adapted
+from .adapted import Adapted
 from .trace import ExportError
 
 BLOCK_START = "_self_connection_intro"  # first module of interaction block k: "<k>_self_connection_intro"
@@ -183,7 +183,7 @@ def write_deployed(deployed: str | Path, elements: list[str], cutoff: float, uni
     """
     import shutil  # noqa: PLC0415
 
-    from .export import _raw_spec_dict, write_model_file  # noqa: PLC0415
+    from .files import raw_spec_dict, write_model_file  # noqa: PLC0415
 
     deployed = Path(deployed)
     if not deployed.is_file():
@@ -209,7 +209,7 @@ def write_deployed(deployed: str | Path, elements: list[str], cutoff: float, uni
     if graph.resolve() != deployed.resolve():
         shutil.copyfile(deployed, graph)
     if spec is not None:
-        spec_file.write_text(json.dumps(_raw_spec_dict(spec), indent=2))
+        spec_file.write_text(json.dumps(raw_spec_dict(spec), indent=2))
     elif ops.have_nvalchemi():
         from nvalchemi.distributed.spec import DistributionSpec, MLIPSpec  # noqa: PLC0415
 

@@ -22,28 +22,33 @@ namespace {
 
 constexpr Accelerator kAccelerators[] = {
     {"openequivariance", "OpenEquivariance", "libtorch_tp_jit", "DISTSPEC_OPENEQUIVARIANCE_LIBRARY",
+     DISTSPEC_OPENEQUIVARIANCE_LIBRARY,
      "build its library against this plugin's torch (scripts/build_openequivariance.sh PYTHON DIR), then set "
      "DISTSPEC_OPENEQUIVARIANCE_LIBRARY=DIR/lib/liboeq_stable_cuda_aoti.so or configure the plugin with "
      "-DDISTSPEC_OPENEQUIVARIANCE_LIBRARY=...; or export the model with --accelerate none"},
-    {"cuequivariance", "cuEquivariance", "cuequivariance", "",
+    {"cuequivariance", "cuEquivariance", "cuequivariance", "", "",
      "cuEquivariance defines its torch ops in Python only, and this plugin has no C++ registration of them: export "
-     "the model with --accelerate oeq (SevenNet) or --accelerate none"},
+     "the model with --accelerate oeq (SevenNet, MACE) or --accelerate none"},
 };
 
 std::string namespace_of(const std::string& op) { return op.substr(0, op.find("::")); }
 
-bool torch_has_namespace(const char* ns) {
+// The ops torch has registered whose names start with "ns::", in the registry's order.
+std::vector<std::string> ops_in_namespace(const char* ns) {
   const std::string prefix = std::string(ns) + "::";
+  std::vector<std::string> ops;
   for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames())
-    if (name.name.compare(0, prefix.size(), prefix) == 0) return true;
-  return false;
+    if (name.name.compare(0, prefix.size(), prefix) == 0) ops.push_back(name.name);
+  return ops;
 }
+
+bool torch_has_namespace(const char* ns) { return !ops_in_namespace(ns).empty(); }
 
 // Where the accelerator's library is: the environment wins over the build's path.
 std::string library_path(const Accelerator& a) {
   if (!*a.library_variable) return "";
   if (const char* env = std::getenv(a.library_variable); env && *env) return env;
-  return std::string(a.name) == "openequivariance" ? DISTSPEC_OPENEQUIVARIANCE_LIBRARY : "";
+  return a.built_library;
 }
 
 }  // namespace
@@ -96,10 +101,7 @@ void require_accelerator(const Accelerator& a, const std::string& op, const std:
 }
 
 std::vector<std::string> registered_ops(const Accelerator& a) {
-  const std::string prefix = std::string(a.op_namespace) + "::";
-  std::vector<std::string> ops;
-  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames())
-    if (name.name.compare(0, prefix.size(), prefix) == 0) ops.push_back(name.name);
+  std::vector<std::string> ops = ops_in_namespace(a.op_namespace);
   std::sort(ops.begin(), ops.end());
   ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
   return ops;

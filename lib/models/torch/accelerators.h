@@ -23,6 +23,7 @@ struct Accelerator {
   const char* display;      // as its project names it
   const char* op_namespace;
   const char* library_variable;  // environment variable (and CMake option) of its library; "" none
+  const char* built_library;     // the path the build was configured with ("" none); the environment wins
   const char* how_to_get;   // what a user does to run graphs that call its ops
 };
 
