@@ -1,5 +1,6 @@
-"""Tables of bench/accelerators/run.sh: the 512-atom check of each accelerator against SevenNet's
-calculator on the cpu (and 2 ranks against 1), then seconds per step and peak GPU memory.
+"""Tables of bench/accelerators/run.sh: the 512-atom check of each accelerator against the model's
+own calculator on the cpu (and 2 ranks against 1) and against the e3nn export, then seconds per
+step and peak GPU memory, and DISTSPEC's breakdown of the step where a size ran with timing yes.
 
   report.py FOLDER "ACCELERATORS" [sevennet|mace]
 """
@@ -58,6 +59,40 @@ def check_table(folder, accelerators, model):
             rms = math.sqrt(sum(sum((a - b) ** 2 for a, b in zip(got[i], ref[i])) for i in ref) / (3 * len(ref)))
             out.append("| %s | %d | %.2e | %.2e | %.1e |" % (NAMES.get(acc, acc), ranks, max(d), rms,
                                                             abs(e - ref_e) / abs(ref_e)))
+    return out + [""] + against_e3nn(folder, accelerators)
+
+
+def against_e3nn(folder, accelerators):
+    """Each accelerated export against the e3nn export, same model, ranks and precision (fp32)."""
+    out = ["Each accelerator against the e3nn export (same model, fp32 on the GPU):", "",
+           "| accelerator | ranks | max abs force diff (eV/A) | energy diff (relative) |", "|---|---|---|---|"]
+    for acc in (a for a in accelerators if a != "none"):
+        for ranks in (1, 2):
+            paths = [os.path.join(folder, "forces.%s.%d" % (a, ranks)) for a in (acc, "none")]
+            energies = [check_energy(folder, "%s.%d" % (a, ranks)) for a in (acc, "none")]
+            if not all(map(os.path.exists, paths)) or None in energies:
+                out.append("| %s | %d | did not run | |" % (NAMES.get(acc, acc), ranks))
+                continue
+            got, ref = dump_forces(paths[0]), dump_forces(paths[1])
+            d = max(abs(a - b) for i in ref for a, b in zip(got[i], ref[i]))
+            out.append("| %s | %d | %.2e | %.1e |" % (NAMES.get(acc, acc), ranks, d,
+                                                    abs(energies[0] - energies[1]) / abs(energies[1])))
+    return out
+
+
+def breakdowns(folder, accelerators):
+    """DISTSPEC's `timing yes` breakdown of the timed run of each log.ACC.N.timing."""
+    out = []
+    for acc in accelerators:
+        for name in sorted(f for f in os.listdir(folder) if re.match(r"log\.%s\.\d+\.timing$" % acc, f)):
+            text = open(os.path.join(folder, name), errors="replace").read()
+            start = text.rfind("DISTSPEC timing breakdown")
+            if start < 0:
+                continue
+            n = int(name.split(".")[2])
+            block = text[start:].split("\n\n")[0].strip()
+            out += ["%s, %d atoms (`timing yes`, last run):" % (NAMES.get(acc, acc), 8 * n ** 3), "",
+                    "```", block, "```", ""]
     return out
 
 
@@ -100,6 +135,10 @@ def main():
             row += ["" if t is None else ("%.4f" % t if isinstance(t, float) else t),
                     "" if peak is None or t is None else "%.1f" % peak]
         print("| " + " | ".join(row) + " |")
+    lines = breakdowns(folder, accelerators)
+    if lines:
+        print()
+        print("\n".join(lines).rstrip())
 
 
 if __name__ == "__main__":

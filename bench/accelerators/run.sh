@@ -17,6 +17,9 @@
 #   DISTSPEC_SPECS          where nvalchemi does not import: the folder with sevennet.spec.json / mace.spec.json
 #   BENCH_ACCELERATORS ("none oeq"), BENCH_CELLS_none ("11 17"), BENCH_CELLS_oeq ("11 17 23 25 30"),
 #   BENCH_STEPS (5), BENCH_OUT (build/bench/accelerators[/mace])
+#   BENCH_MACE_ARGS         build()'s arguments for the MACE, a JSON object (e.g. '{"inter_scale": 3000}'),
+#                           given to the export and to the reference alike
+#   BENCH_TIMING_CELLS      sizes rerun with `timing yes` for DISTSPEC's breakdown of the step ("11")
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -30,9 +33,9 @@ case $model in
   sevennet) stem=7net0 cutoff=5.0 folder=
             source=(--module distspec_export.sevennet:checkpoint --module-args '{"name": "7net-0"}')
             reference=("$here/ref.py") ;;
-  mace)     stem=mace cutoff=6.0 folder=/mace
-            source=(--module "$here/mace_mp0_medium.py:build")
-            reference=("$here/mace_mp0_medium.py" ref) ;;
+  mace)     stem=mace cutoff=6.0 folder=/mace mace_args=${BENCH_MACE_ARGS:-"{}"}
+            source=(--module "$here/mace_mp0_medium.py:build" --module-args "$mace_args")
+            reference=("$here/mace_mp0_medium.py" ref --args "$mace_args") ;;
   *) echo "BENCH_MODEL=$model: expected sevennet or mace" >&2; exit 2 ;;
 esac
 out=$(realpath -m "${BENCH_OUT:-$repo/build/bench/accelerators$folder}")
@@ -70,13 +73,13 @@ first=${accelerators%% *}
 [ -f "$out/forces.ref" ] || "$python" "${reference[@]}" "$out/forces.$first.1" "$out/forces.ref" >&2 \
   || say "no reference (${reference[*]} failed)"
 
-timed() {  # accelerator n
-  local log=log.$1.$2 sampler status=0
-  say "$1, $((8 * $2 * $2 * $2)) atoms"
-  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$out/memory.$1.$2" 2>/dev/null &
+timed() {  # accelerator n [timing]
+  local log=log.$1.$2${3:+.timing} sampler status=0
+  say "$1, $((8 * $2 * $2 * $2)) atoms${3:+, timing yes}"
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$out/memory.$1.$2${3:+.timing}" 2>/dev/null &
   sampler=$!
   lammps 1 "$log" "$repo/bench/sevennet_cpu/in.bench" -var model "model/${stem}_$1.json" -var n "$2" \
-    -var steps "$steps" -var device cuda || status=1
+    -var steps "$steps" -var device cuda -var timing "${3:-no}" || status=1
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   [ $status = 0 ] || { say "$log: LAMMPS stopped"; grep -m1 ERROR "$out/$log" >&2; }
   return $status
@@ -85,5 +88,6 @@ for acc in $accelerators; do
   var=BENCH_CELLS_$acc
   default="11 17"; [ "$acc" = none ] || default="11 17 23 25 30"
   for n in ${!var:-$default}; do timed "$acc" "$n" || break; done
+  for n in ${BENCH_TIMING_CELLS-11}; do timed "$acc" "$n" yes || break; done
 done
 "$python" "$here/report.py" "$out" "$accelerators" "$model" | tee "$out/table.md"

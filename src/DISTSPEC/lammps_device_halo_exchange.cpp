@@ -20,12 +20,9 @@ distspec::HaloExchange *LammpsDeviceHaloExchange::self_images(const void *block)
   if (!distspec::is_device_pointer(block) || lmp_->comm->nprocs != 1) return nullptr;
   Atom *atom = lmp_->atom;
   if (atom->nlocal != static_cast<int>(n_owned()) || atom->nghost != static_cast<int>(n_halo())) return nullptr;
-  // Ghosts, their IDs and the map change only when LAMMPS rebuilds its lists.
-  const long long builds = lmp_->neighbor->ncalls;
-  if (builds == images_neighbor_builds_ && n_owned() == images_owned_ && n_halo() == images_halo_)
-    return images_.get();
+  if (images_current()) return images_.get();
   images_.reset();
-  images_neighbor_builds_ = builds;
+  images_neighbor_builds_ = lmp_->neighbor->ncalls;
   images_owned_ = n_owned();
   images_halo_ = n_halo();
   if (!atom->tag_enable || atom->map_style == Atom::MAP_NONE) return nullptr;
@@ -51,8 +48,19 @@ void LammpsDeviceHaloExchange::reverse(distspec::Rows<double> rows)
   LammpsHaloExchange::reverse(rows);
 }
 
+// Ghosts, their IDs and the map change only when LAMMPS rebuilds its lists.
+bool LammpsDeviceHaloExchange::images_current() const
+{
+  return lmp_->neighbor->ncalls == images_neighbor_builds_ && n_owned() == images_owned_ &&
+      n_halo() == images_halo_;
+}
+
+// LAMMPS' comm reads the rows on the host, after the kernels that wrote them; the index map's
+// kernels run in the same queue as the graph's (the device's default stream, which a LAMMPS
+// process leaves current), so they need no wait.
 void LammpsDeviceHaloExchange::wait_for_device()
 {
+  if (images_ && images_current()) return;
   distspec::DeviceRowPacker::synchronize();
 }
 

@@ -46,6 +46,7 @@ class LammpsDeviceHaloExchange final : public LammpsHaloExchange {
   // The one-rank exchange of a device block, or nullptr where LAMMPS' comm must move it (more
   // ranks, atoms without IDs or map, a halo row whose owner is not local).
   distspec::HaloExchange *self_images(const void *block);
+  bool images_current() const;    // images_ (or its absence) was decided for this list build
 
   bool block_on_device_ = false;
   distspec::DeviceRowPacker packer_;

@@ -82,6 +82,7 @@ class ActiveDispatcher {
   ActiveDispatcher* previous_;
   std::exception_ptr kernel_error_;
   std::vector<HaloCall>* calls_ = nullptr;
+  bool device_scalar_read_ = false;  // a device n_owned was checked in this scope
 };
 
 }  // namespace distspec::models::torch_kind
