@@ -187,6 +187,44 @@ double* expect_f64(const std::string& op, const char* what, std::size_t pos, con
 const int* expect_i32(const std::string& op, const char* what, std::size_t pos, const TensorRef& t, std::size_t rows,
                       Device device = Device::cpu);
 
+// What an edge op's CPU kernel is handed, cast and checked once by add_edge_kernel: the model's
+// constants, the edge arrays (arguments 0..4, unpacked), the op's further arguments, its
+// outputs and the call's listing and threads.
+template <class Constants>
+struct EdgeKernelCall {
+  const char* op;
+  const Constants& constants;
+  EdgeArgs edges;
+  Span<const TensorRef> extra_args;  // the arguments after the five edge tensors
+  Span<const TensorRef> outs;
+  const EdgeCall& call;
+
+  // Further argument k, a float64 column of one value per row (EAM's F'(rho), charges).
+  const double* per_row(std::size_t k, const char* what) const {
+    return expect_f64(op, what, kEdgeArgCount + k, extra_args[k], edges.n_rows, 1);
+  }
+};
+
+// Registers a CPU edge kernel for `op`, which takes the five edge tensors and `extra_args`
+// more, and is called with an EdgeOpState<Constants>: the registry's untyped call becomes one
+// typed call, so that the kernel's signature names what it reads.
+template <class Constants>
+void add_edge_kernel(OpRegistry& registry, const char* op, std::size_t extra_args,
+                     void (*kernel)(const EdgeKernelCall<Constants>&)) {
+  registry.add(op, Device::cpu, [op, extra_args, kernel](Span<const TensorRef> args, Span<const TensorRef> outs,
+                                                        const void* state) {
+    const auto& s = *static_cast<const EdgeOpState<Constants>*>(state);
+    expect_count(op, "arguments", args.size(), kEdgeArgCount + extra_args);
+    const EdgeKernelCall<Constants> call{op,
+                                         *s.constants,
+                                         unpack_edge_args(op, args, s.constants->n_species, s.call),
+                                         Span<const TensorRef>(args.data() + kEdgeArgCount, extra_args),
+                                         outs,
+                                         s.call};
+    kernel(call);
+  });
+}
+
 // Outputs of an op that produces pair energy, forces and virial, all added into (the caller
 // zeroes them):
 //   0 energy rows (n_rows, f64; an empty tensor skips the energy), 1 forces (n_rows x 3, f64),

@@ -1,7 +1,10 @@
 #include "models/model_factory.h"
 
+#include <algorithm>
+
 #include "distspec/error.h"
 #include "models/eam/eam.h"
+#include "models/eam/potential_file_hint.h"
 #include "models/ewald/ewald.h"
 #include "models/lj/lj.h"
 #include "models/mpnn/mpnn.h"
@@ -18,6 +21,12 @@ struct Architecture {
   void (*register_ops)(OpRegistry&);       // nullptr: the model registers no kernels
   void (*register_cuda_ops)(OpRegistry&);  // likewise, for Device::cuda
   bool fp32 = false;                       // has fp32 kernels (else fp64 only)
+  // Recognises a file of another program that a model file of this architecture wraps (a
+  // LAMMPS potential file): the error to answer it with. nullptr: none.
+  std::optional<Error> (*foreign_file)(std::string_view bytes, const std::string& path) = nullptr;
+  // Rows of one architecture name that differ by calling convention: this row serves the files
+  // it accepts (nullptr: every file of the name that an earlier row did not take).
+  bool (*serves)(const ModelFile&) = nullptr;
 };
 
 #ifdef DISTSPEC_WITH_CUDA
@@ -33,6 +42,8 @@ constexpr void (*kEwaldCuda)(OpRegistry&) = nullptr;
 #ifdef DISTSPEC_WITH_TORCH
 constexpr auto kTorchMake = torch_kind::make_model;
 constexpr void (*kTorchOps)(OpRegistry&) = torch_kind::register_ops;
+constexpr auto kSevenNetSerialMake = torch_kind::make_sevennet_serial_model;
+constexpr bool (*kSevenNetSerial)(const ModelFile&) = torch_kind::is_sevennet_serial;
 #else
 // Model files of the torch kind parse in every build, so that the message is about the build.
 std::unique_ptr<Model> torch_unavailable(const ModelFile& file, Device) {
@@ -42,12 +53,14 @@ std::unique_ptr<Model> torch_unavailable(const ModelFile& file, Device) {
 }
 constexpr auto kTorchMake = torch_unavailable;
 constexpr void (*kTorchOps)(OpRegistry&) = nullptr;
+constexpr auto kSevenNetSerialMake = torch_unavailable;
+constexpr bool (*kSevenNetSerial)(const ModelFile&) = nullptr;
 #endif
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list{
       {"lj", lj::make_model, lj::register_ops, kLJCuda},
-      {"eam", eam::make_model, eam::register_ops, kEAMCuda},
+      {"eam", eam::make_model, eam::register_ops, kEAMCuda, false, eam::potential_file_hint},
       // The network runs on the tape (lib/distspec/tensor) on the cpu, as its own kernels on
       // cuda: no op of either is called through the dispatcher.
       {"mpnn", mpnn::make_model, nullptr, nullptr, true},
@@ -55,6 +68,9 @@ const std::vector<Architecture>& architectures() {
       // An exported PyTorch graph: its halo ops run inside the graph (lib/models/torch); the
       // registry holds their names for the dispatcher, on every device, and the graph's own
       // precision is checked against the one asked for.
+      // SevenNet's own serial module (lib/models/torch/sevennet_serial.h): one rank, SevenNet's
+      // inputs, no halo ops.
+      {"torch", kSevenNetSerialMake, kTorchOps, nullptr, true, nullptr, kSevenNetSerial},
       {"torch", kTorchMake, kTorchOps, nullptr, true},
   };
   return list;
@@ -65,15 +81,23 @@ const std::vector<Architecture>& architectures() {
 const std::vector<std::string>& architecture_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const Architecture& a : architectures()) out.push_back(a.name);
+    for (const Architecture& a : architectures())
+      if (std::find(out.begin(), out.end(), a.name) == out.end()) out.push_back(a.name);
     return out;
   }();
   return names;
 }
 
+std::optional<Error> foreign_potential_file(std::string_view bytes, const std::string& path) {
+  for (const Architecture& a : architectures())
+    if (a.foreign_file)
+      if (auto hint = a.foreign_file(bytes, path)) return hint;
+  return std::nullopt;
+}
+
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   for (const Architecture& a : architectures()) {
-    if (a.name != file.architecture) continue;
+    if (a.name != file.architecture || (a.serves && !a.serves(file))) continue;
     // A precision the kernels do not have must not be ignored silently.
     if (file.precision == "fp32" && !a.fp32)
       throw Error(model_error_id::value, "/runtime/precision",

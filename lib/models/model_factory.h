@@ -4,9 +4,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "distspec/error.h"
 #include "distspec/ops/op_registry.h"
 #include "models/model.h"
 #include "models/model_file.h"
@@ -16,6 +19,11 @@ namespace distspec::models {
 // The architectures make_model knows ("lj", "eam", "mpnn", "ewald", "torch"; "torch" needs a
 // build with LibTorch, DISTSPEC_WITH_TORCH, and is an error at make_model elsewhere).
 const std::vector<std::string>& architecture_names();
+
+// A file that is no model file but one of another program that an architecture wraps (a
+// LAMMPS EAM potential file given to pair_coeff): the error that says what it is and which
+// model file to write. std::nullopt for anything else.
+std::optional<Error> foreign_potential_file(std::string_view bytes, const std::string& path);
 
 // Builds the model the file describes, running on `device`; parameter errors point into the
 // file. Device::cuda needs a build with DISTSPEC_ENABLE_CUDA (else distspec::Error, id

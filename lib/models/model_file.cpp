@@ -5,7 +5,6 @@
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
 #include "distspec/strict_json.h"
-#include "models/eam/potential_file_hint.h"
 #include "models/model_factory.h"
 
 namespace distspec::models {
@@ -136,10 +135,17 @@ std::string ModelFile::resolve(const std::string& relative) const {
 }
 
 ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override) {
-  // A LAMMPS potential file where the model file belongs: say so, with the lines to write.
-  if (auto hint = eam::potential_file_hint(bytes, path)) throw *hint;
   try {
-    return parse(parse_json_strict(bytes, path), path, spec_override);
+    Json root;
+    try {
+      root = parse_json_strict(bytes, path);
+    } catch (const Error&) {
+      // Not JSON: a LAMMPS potential file where the model file belongs, perhaps. An
+      // architecture that wraps such files says so, with the lines to write.
+      if (auto hint = foreign_potential_file(bytes, path)) throw *hint;
+      throw;
+    }
+    return parse(root, path, spec_override);
   } catch (const Error& e) {
     // Errors of a referenced file (a spec file) already name it; the rest name the model file.
     if (e.file().empty()) throw e.with_file(path);

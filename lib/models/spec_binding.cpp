@@ -184,9 +184,8 @@ void check_adapted_ops(const MLIPSpec& spec, const ModelInfo& info, const Bindin
   }
 }
 
-Binding bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts& host) {
+RunPlan bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts& host) {
   const BindingSources sources{file.path, file.spec_source};
-  Binding binding;
   // A serial model runs on one rank whatever its spec says: say that before the spec's rules.
   check_serial(file, info, host);
   check_policy_runs(file.spec, host.n_ranks, sources);
@@ -197,10 +196,11 @@ Binding bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts
   check_promoted_inputs(file, info, sources);
   check_charges(file, info, host, sources);
   check_periodicity(file, info, host);
-  binding.halo = check_halo_refreshes(file, info, host, sources);
-  check_scatter_corrections(file, info, binding.halo, sources);
-  check_helpers(file, host, sources, binding.warnings);
-  return binding;
+  const HaloStrategy halo = check_halo_refreshes(file, info, host, sources);
+  check_scatter_corrections(file, info, halo, sources);
+  RunPlan plan = plan_run(OutputPlan::from_spec(file.spec), info, host, halo);
+  check_helpers(file, host, sources, plan.warnings);
+  return plan;
 }
 
 }  // namespace distspec::models

@@ -11,6 +11,7 @@
 #include "distspec/dispatch/dispatcher.h"
 #include "distspec/spec/mlip_spec.h"
 #include "models/model.h"
+#include "models/run_plan.h"
 
 namespace distspec::models {
 
@@ -21,29 +22,6 @@ struct ModelFile;
 struct BindingSources {
   std::string model_file;
   std::string spec_source;
-};
-
-// What the host knows about the run that the rules need (LAMMPS: units, atom style, boundary,
-// special_bonds, the pair_style words).
-struct HostFacts {
-  std::string units;                          // the run's units style
-  int n_ranks = 1;
-  bool has_charges = false;                   // the atom style carries a charge per atom
-  std::string atom_style;                     // for messages
-  std::array<bool, 3> periodic{true, true, true};
-  std::string boundary;                       // for messages, as the host spells it
-  bool bonds_scale_coulomb = false;           // bonded pairs whose Coulomb term is excluded or scaled
-  std::string special_coul;                   // for messages
-  HaloStrategy halo = HaloStrategy::per_layer;  // as asked for
-  bool strict = false;                        // helper records without native meaning are errors
-};
-
-// What binding decided.
-struct Binding {
-  // The halo strategy that runs: expanded only when asked for and the model has layers to
-  // expand (for one layer both strategies are the same computation).
-  HaloStrategy halo = HaloStrategy::per_layer;
-  std::vector<std::string> warnings;  // what the host should report and run on regardless
 };
 
 // The spec's policy runs under a spatial decomposition over `n_ranks` ranks (not a
@@ -57,7 +35,7 @@ void check_adapted_ops(const MLIPSpec& spec, const ModelInfo& info, const Bindin
 
 // Every rule, in the order a user should hear about problems: the policy, units, adapters,
 // owned-only forces, charges and bonded Coulomb pairs, periodicity, halo refreshes and
-// corrections, helper records.
-Binding bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts& host);
+// corrections, helper records; then the layout of the run (plan_run).
+RunPlan bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts& host);
 
 }  // namespace distspec::models

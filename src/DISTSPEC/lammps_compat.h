@@ -27,6 +27,8 @@
 #include "neighbor.h"
 #include "pair.h"
 
+#include "models/run_plan.h"
+
 #ifdef LMP_KOKKOS
 #include "kokkos_type.h"
 
@@ -63,27 +65,27 @@ class PairFinish : public Pair {
 #endif
 };
 
-// The neighbour lists the plain style asks for: full, half as newton_pair says, or half with
-// newton off's pairs whatever newton_pair says (every rank lists each pair of its owned atoms).
-enum class NeighborListKind { full, half, half_newton_off };
-
+// The run plan's neighbour list (distspec::models::NeighborRequest): full, half as newton_pair
+// says, or half with newton off's pairs whatever newton_pair says.
 // 24 Mar 2022 replaced neighbor->request() + requests[i]->half/full/newton by add_request().
 // `instance_me` is protected in Pair: the caller passes its own. With `ghost`, ghost atoms get
 // neighbour lists too (list->gnum of them after the inum owned ones).
+using distspec::models::NeighborRequest;
 template <class PairT>
-inline void request_neighbor_list(Neighbor *neighbor, PairT *pair, int instance_me, NeighborListKind kind, bool ghost)
+inline void request_neighbor_list(Neighbor *neighbor, PairT *pair, int instance_me, NeighborRequest kind,
+                                  bool ghost)
 {
 #if LAMMPS_VERSION_NUMBER >= 20220324
   (void) instance_me;
   int flags = ghost ? NeighConst::REQ_GHOST : NeighConst::REQ_DEFAULT;
-  if (kind == NeighborListKind::full) flags |= NeighConst::REQ_FULL;
-  if (kind == NeighborListKind::half_newton_off) flags |= NeighConst::REQ_NEWTON_OFF;
+  if (kind == NeighborRequest::full) flags |= NeighConst::REQ_FULL;
+  if (kind == NeighborRequest::half_newton_off) flags |= NeighConst::REQ_NEWTON_OFF;
   neighbor->add_request(pair, flags);
 #else
   int irequest = neighbor->request(pair, instance_me);
-  neighbor->requests[irequest]->half = kind == NeighborListKind::full ? 0 : 1;
-  neighbor->requests[irequest]->full = kind == NeighborListKind::full ? 1 : 0;
-  neighbor->requests[irequest]->newton = kind == NeighborListKind::half_newton_off ? 2 : 0;
+  neighbor->requests[irequest]->half = kind == NeighborRequest::full ? 0 : 1;
+  neighbor->requests[irequest]->full = kind == NeighborRequest::full ? 1 : 0;
+  neighbor->requests[irequest]->newton = kind == NeighborRequest::half_newton_off ? 2 : 0;
   neighbor->requests[irequest]->ghost = ghost ? 1 : 0;
 #endif
 }

@@ -21,7 +21,6 @@ PairStyle(distspec,PairDistspec);
 #include "finite_outputs.h"
 #include "lammps_compat.h"
 #include "lammps_halo_exchange_base.h"
-#include "output_consolidation.h"
 #include "pair_distspec_settings.h"
 #include "pair_with_end_of_run.h"
 #include "run_timing.h"
@@ -29,6 +28,7 @@ PairStyle(distspec,PairDistspec);
 #include "distspec/dispatch/dispatcher.h"
 #include "models/model.h"
 #include "models/model_file.h"
+#include "models/run_plan.h"
 #include "models/spec_binding.h"
 
 #include <cstdint>
@@ -63,6 +63,7 @@ class PairDistspec : public PairWithEndOfRun {
  protected:
   // Whether this build can run where `device` asks; the KOKKOS variant lets Kokkos decide.
   virtual void check_device() const;
+  // What the binding rules and the run plan need of LAMMPS.
   distspec::models::HostFacts host_facts() const;
   void select_gpu() const;    // device cuda: this rank's GPU by node-local rank
   // Where the model's kernels run: the device keyword; the KOKKOS variant follows its execution space.
@@ -73,25 +74,9 @@ class PairDistspec : public PairWithEndOfRun {
   // CPU threads for the model's kernels: the threads keyword; the KOKKOS variant's host threads.
   virtual int model_threads() const { return settings_.threads; }
   void load_model(const std::string &model_path);
-  distspec::models::EdgeList choose_edge_list() const;
-  // The neighbour list LAMMPS is asked for, which the edges of edge_list_ come from.
-  virtual distspec_compat::NeighborListKind neighbor_list_kind() const;
-  // Whether a model's shares on halo rows would all be folded onto owners (newton_pair on, no
-  // per-atom output declared owned-only).
-  bool halo_shares_folded() const;
   // Newton on's pairs first in each receiver's senders (graph_'s, in host memory, whose
-  // writable `senders` this is), and their ends (give_newton_on_ends_).
+  // writable `senders` this is), and their ends (RunPlan::newton_on_ends).
   void order_newton_on_pairs_first(int *senders);
-  // Whether this style can give the model `list` (a half list); the KOKKOS variant decides by
-  // its execution space and by what KOKKOS' lists can be.
-  virtual bool half_edge_list_allowed(distspec::models::EdgeList list) const
-  {
-    (void) list;
-    return true;
-  }
-  // Whether the model leaves nothing on halo rows under this run's edge list, so that per-row
-  // outputs need no fold.
-  bool halo_rows_stay_zero() const;
   void build_graph();
   void rebuild_edges();
   void rebuild_owner_rows();
@@ -110,7 +95,12 @@ class PairDistspec : public PairWithEndOfRun {
   std::unique_ptr<distspec::Dispatcher> dispatcher_;
   // The exchange of this run's rows (make_halo_exchange), made by init_style.
   std::unique_ptr<LammpsHaloExchangeBase> halo_;
-  OutputPlan output_plan_;    // how the spec's output lists return energy, forces and virial to LAMMPS
+  // How this run is laid out (edges, neighbour list, what becomes of each output's halo rows),
+  // decided by the models layer at init_style; this style applies it.
+  distspec::models::RunPlan plan_;
+  // What the execution space's kernels can take (HostFacts): the KOKKOS variant's differ.
+  bool space_takes_half_lists_ = true;
+  bool half_lists_follow_newton_pair_ = false;
 
   std::vector<int> type_to_species_;    // per LAMMPS type (1-based), -1 = NULL
   std::vector<std::string> type_elements_;
@@ -121,9 +111,6 @@ class PairDistspec : public PairWithEndOfRun {
   std::vector<int> receivers_, offsets_, senders_;
   std::vector<int> owner_rows_;  // serial models and newton-on ends, rebuilt with the edges
   bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
-  bool expanded_ = false;    // halo expanded in force: ghost shell of L cutoffs, ghosts compute too
-  distspec::models::EdgeList edge_list_ = distspec::models::EdgeList::full;    // what graph_ lists
-  bool give_newton_on_ends_ = false;    // graph_.newton_on_ends given (ModelInfo::newton_on_forces)
   std::vector<int> newton_on_ends_rows_;
   bool report_pending_ = false;    // log the halo report after the first step of a run
   std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)

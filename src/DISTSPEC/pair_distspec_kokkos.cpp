@@ -45,6 +45,10 @@ template <class DeviceType>
 PairDistspecKokkos<DeviceType>::PairDistspecKokkos(LAMMPS *lmp) : PairDistspec(lmp)
 {
   kokkosable = 1;
+  // KOKKOS builds half lists as newton_pair says, whatever the request; its CUDA kernels here
+  // walk full lists (without atomics).
+  space_takes_half_lists_ = kHostKernels;
+  half_lists_follow_newton_pair_ = true;
   atomKK = static_cast<AtomKokkos *>(atom);
   execution_space = ExecutionSpaceFromDevice<DeviceType>::space;
   datamask_read = X_MASK | F_MASK | TYPE_MASK | Q_MASK | ENERGY_MASK | VIRIAL_MASK;
@@ -108,8 +112,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
                "which distspec/kk does not run; use pair_style distspec (without -sf kk) on one rank",
                model_file_->path);
 
-  // The plain style asked for its own list (full, or the half list half_edge_list_allowed
-  // chose) whatever `-pk kokkos neigh` says, so `newton on neigh half`, which recent KOKKOS
+  // The plain style asked for the run plan's list whatever `-pk kokkos neigh` says, so `newton on neigh half`, which recent KOKKOS
   // requires, works; KOKKOS builds it on DeviceType.
   distspec_compat::build_request_with_kokkos<DeviceType>(neighbor, this);
 
@@ -205,25 +208,6 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::zero_non_finite
   DeviceType().fence();
 }
 
-template <class DeviceType>
-bool PairDistspecKokkos<DeviceType>::half_edge_list_allowed(distspec::models::EdgeList list) const
-{
-  using distspec::models::EdgeList;
-  if (!kHostKernels) return false;
-  return list == EdgeList::half_newton_off || force->newton_pair != 0;
-}
-
-template <class DeviceType> bool PairDistspecKokkos<DeviceType>::half_from_full() const
-{
-  return edge_list_ == distspec::models::EdgeList::half_newton_off && force->newton_pair;
-}
-
-template <class DeviceType>
-distspec_compat::NeighborListKind PairDistspecKokkos<DeviceType>::neighbor_list_kind() const
-{
-  return half_from_full() ? distspec_compat::NeighborListKind::full : PairDistspec::neighbor_list_kind();
-}
-
 // x, species and q of every row into the model's input views.
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::promote_shard_fields()
 {
@@ -269,19 +253,19 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::grow_atom_views
   if (promote_charges_) grow_to(d_charges_, nmax, "DistSpec::PairDistspecKokkos::charges");
 }
 
-// CSR edge arrays from KOKKOS' neighbour list (full, or half: half_edge_list_allowed), without
+// CSR edge arrays from KOKKOS' neighbour list (as the run plan asked for it), without
 // atoms of NULL types (which hybrid skip lists leave out already, but a plain style would not).
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_arrays()
 {
   auto *k_list = static_cast<NeighListKokkos<DeviceType> *>(list);
   // Expanded: ghosts are receivers too, each layer computed on them instead of exchanged.
-  const int inum = list->inum + (expanded_ ? list->gnum : 0);
+  const int inum = list->inum + (plan_.expanded() ? list->gnum : 0);
   auto ilist = k_list->d_ilist;
   auto numneigh = k_list->d_numneigh;
   auto neighbors = k_list->d_neighbors;
   auto species = d_species_;
   // Newton off's half list from a full one: of each pair, the direction j > i.
-  const bool only_j_above_i = half_from_full();
+  const bool only_j_above_i = plan_.half_from_full;
 
   grow_to(d_receivers_, inum, "DistSpec::PairDistspecKokkos::receivers", kGrowthPadding);
   grow_to(d_offsets_, inum + 1, "DistSpec::PairDistspecKokkos::offsets", kGrowthPadding);
@@ -336,12 +320,12 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
   graph_.receivers = d_receivers_.data();
   graph_.offsets = d_offsets_.data();
   graph_.senders = d_senders_.data();
-  graph_.edge_list = edge_list_;
+  graph_.edge_list = plan_.edge_list;
   graph_.newton_on_ends = nullptr;
   graph_.owner_rows = nullptr;
   // Host memory (a host space: half lists are for those only), so the plain style's ordering runs
   // on the views as they are.
-  if (give_newton_on_ends_) {
+  if (plan_.newton_on_ends) {
     DeviceType().fence();
     order_newton_on_pairs_first(d_senders_.data());
   }
@@ -351,8 +335,8 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
 }
 
 /* ----------------------------------------------------------------------
-   Energy, forces and virial into atomKK's views, as OutputPlan says; the semantics of the
-   plain style's write_back
+   Energy, forces and virial into atomKK's views, as the run plan says of each output's halo
+   rows; the semantics of the plain style's write_back
 ------------------------------------------------------------------------- */
 
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_views()
@@ -361,24 +345,23 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
   const std::size_t n_rows = nall;
-  // Halo-row partials to their owners by the style's own reverse exchange, where there are any.
-  const bool halo_zero = halo_rows_stay_zero();
-  auto fold = [&](double *rows, int width) {
-    if (!halo_zero) halo_->reverse(distspec::Rows<double>{rows, n_rows, width});
+  using distspec::models::HaloRows;
+  // Halo-row partials to their owners by the style's own reverse exchange, where the plan says.
+  // Zeroed halo rows are never read: only owned rows are added below.
+  auto settle = [&](double *rows, int width, HaloRows halo_rows) {
+    if (halo_rows == HaloRows::folded) halo_->reverse(distspec::Rows<double>{rows, n_rows, width});
   };
 
   if (eflag_global) eng_vdwl += model_outputs_.energy;
   if (vflag_global)
     for (int k = 0; k < 6; ++k) virial[k] += model_outputs_.virial[k];
 
-  // Forces. newton_pair on: ghost partials go into f's ghost rows and LAMMPS' reverse comm of f
-  // folds them; off: the style folds them first. Owned-only forces have nothing on ghost rows
-  // (the plain style zeroes them): only owned rows are added.
-  const bool owned_only = output_plan_.forces_owned_only;
+  // Forces: ghost partials into f's ghost rows for LAMMPS' reverse comm (host_folds), or folded
+  // by the style first.
   double *force_data = model_outputs_.device.forces ? model_outputs_.device.forces
                                              : rows_for_device(model_outputs_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
-  if (!owned_only && !force->newton_pair) fold(force_data, 3);
-  const int force_rows = (force->newton_pair && !owned_only && !halo_zero) ? nall : nlocal;
+  settle(force_data, 3, plan_.forces);
+  const int force_rows = plan_.forces == HaloRows::host_folds ? nall : nlocal;
   {
     auto f = atomKK->k_f.template view<DeviceType>();
     const Kokkos::View<const double *[3], Kokkos::LayoutRight, DeviceType, Unmanaged> forces(force_data, n_rows);
@@ -400,7 +383,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
     double *data = model_outputs_.device.energy_rows
         ? model_outputs_.device.energy_rows
         : rows_for_device(model_outputs_.energy_rows, d_energy_rows_, "DistSpec::PairDistspecKokkos::energy_rows");
-    if (!output_plan_.energy_rows_owned_only) fold(data, 1);
+    settle(data, 1, plan_.energy_rows);
     auto d_eatom = k_eatom.template view<DeviceType>();
     const Kokkos::View<const double *, DeviceType, Unmanaged> energy_rows(data, n_rows);
     Kokkos::parallel_for(
@@ -417,7 +400,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
     double *data = model_outputs_.device.virial_rows
         ? model_outputs_.device.virial_rows
         : rows_for_device(model_outputs_.virial_rows, d_virial_rows_, "DistSpec::PairDistspecKokkos::virial_rows");
-    if (!output_plan_.virial_rows_owned_only) fold(data, 6);
+    settle(data, 6, plan_.virial_rows);
     auto d_vatom = k_vatom.template view<DeviceType>();
     const Kokkos::View<const double *[6], Kokkos::LayoutRight, DeviceType, Unmanaged> virial_rows(data, n_rows);
     Kokkos::parallel_for(

@@ -58,15 +58,6 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   void check_device() const override;
   std::unique_ptr<LammpsHaloExchangeBase> make_halo_exchange() override;
   distspec::Device model_device() const override;
-  // Edges come from KOKKOS' list. On a host space they are the half list the model takes: KOKKOS
-  // builds half lists as newton_pair says, whatever the request, so newton on's list comes from
-  // KOKKOS under newton_pair on, and newton off's from KOKKOS under off and, under on, from a
-  // full list (its pairs j > i, as LAMMPS' half/bin/newtoff lists them). The CUDA kernels walk a
-  // full list (without atomics).
-  bool half_edge_list_allowed(distspec::models::EdgeList list) const override;
-  distspec_compat::NeighborListKind neighbor_list_kind() const override;
-  // Whether the edges are newton off's half list taken from a full list.
-  bool half_from_full() const;
   // The host execution space's threads (`-k on t N`) run the model's CPU kernels too.
   int model_threads() const override
   {

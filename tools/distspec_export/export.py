@@ -42,6 +42,51 @@ def torch_version() -> str:
     return torch.__version__.split("+")[0]
 
 
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+    """What to export and how: export()'s arguments as one value, checked by checked()."""
+
+    elements: list[str]
+    cutoff: float
+    units: str
+    out_dir: Path
+    name: str
+    format: str = "aoti"  # noqa: A003
+    precision: str = "fp64"
+    kind: str = "auto"
+    message_passing_layers: int | None = None
+    description: str | None = None
+    source: str | None = None
+    license: str | None = None  # noqa: A003
+    quick_compile: bool = False
+    check_export: bool = True
+    device: str = "cpu"
+    accelerate: str = "none"
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return PRECISIONS[self.precision]
+
+    @property
+    def graph_file(self) -> Path:
+        return self.out_dir / (self.name + FORMATS[self.format])
+
+    def checked(self) -> ExportOptions:
+        """These options with the elements as strings, or ExportError naming the first bad one."""
+        if self.device not in DEVICES:
+            raise ExportError(f"device {self.device!r} must be one of {', '.join(DEVICES)}")
+        if self.device != "cpu" and self.format != "aoti":
+            raise ExportError(f"--device {self.device}: TorchScript graphs run on the cpu here; export an "
+                              "AOTInductor package")
+        if self.device != "cpu" and self.check_export:
+            raise ExportError(f"--device {self.device}: the check runs the graph on the cpu; pass --no-check, and "
+                              "compare the run on the device against a cpu export (bench/sevennet_gpu)")
+        if self.kind not in adapters.KINDS:
+            raise ExportError(f"model kind '{self.kind}' is not one of {list(adapters.KINDS)}")
+        elements = _check_arguments(self.elements, self.cutoff, self.units, self.name, self.format, self.precision)
+        return dataclasses.replace(self, elements=elements, cutoff=float(self.cutoff), out_dir=Path(self.out_dir))
+
+
 def _check_arguments(elements, cutoff, units, name, fmt, precision) -> list[str]:
     if fmt not in FORMATS:
         raise ExportError(f"format '{fmt}' is not one of {list(FORMATS)}")
@@ -88,31 +133,83 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     are kept opaque in the graph, listed in the spec as pass-through op adapters and named in
     the model file (parameters.accelerator).
     """
-    if device not in DEVICES:
-        raise ExportError(f"device {device!r} must be one of {', '.join(DEVICES)}")
-    if device != "cpu" and format != "aoti":
-        raise ExportError(f"--device {device}: TorchScript graphs run on the cpu here; export an AOTInductor package")
-    if device != "cpu" and check_export:
-        raise ExportError(f"--device {device}: the check runs the graph on the cpu; pass --no-check, and compare "
-                          "the run on the device against a cpu export (bench/sevennet_gpu)")
-    elements = _check_arguments(elements, cutoff, units, name, format, precision)
-    dtype = PRECISIONS[precision]
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    graph_file = out / (name + FORMATS[format])
-    spec_file, model_file = out / f"{name}.spec.json", out / f"{name}.json"
+    options = ExportOptions(elements, cutoff, units, Path(out_dir), name, format, precision, kind,
+                            message_passing_layers, description, source, license, quick_compile, check_export,
+                            device, accelerate)
+    return export_with(model, spec, options, log)
+
+
+@dataclasses.dataclass
+class _Traced:
+    """The force graph of an adapted model, and what the spec and model file say of it."""
+
+    adapted: Any
+    gm: Any
+    example: Any
+    spec: dict
+    custom_ops: list[str]
+    sites: dict[str, int]
+    width: int
+    layers: int
+    accelerator: Any
+
+
+def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[str], None] = print) -> ExportResult:
+    """export() with its options as one value."""
+    o = options.checked()
+    o.out_dir.mkdir(parents=True, exist_ok=True)
+    spec_file, model_file = o.out_dir / f"{o.name}.spec.json", o.out_dir / f"{o.name}.json"
     seconds: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    example = check.examples(len(elements), float(cutoff), dtype)[0]
-    if device != "cpu":
-        model = model.to(device) if isinstance(model, torch.nn.Module) else model
-        example = dataclasses.replace(example, inputs=tuple(t.to(device) for t in example.inputs))
-    if kind not in adapters.KINDS:
-        raise ExportError(f"model kind '{kind}' is not one of {list(adapters.KINDS)}")
-    kind = adapters.detect(model) if kind == "auto" else kind
-    accelerator = accelerators.check_choice(accelerate, kind, device)
-    adapted = adapters.adapt(model, kind, elements, float(cutoff), dtype, example, accelerator)
+    t = _trace(model, spec, o)
+    seconds["trace"] = time.perf_counter() - t0
+    params = {
+        "graph": o.graph_file.name,
+        "format": o.format,
+        "precision": o.precision,
+        "message_passing_layers": t.layers,
+        "comm_width": t.width,
+        "contract": trace.CONTRACT,
+        "torch_version": torch_version(),
+    }
+    if t.accelerator is not None:
+        params["accelerator"] = t.accelerator.name
+
+    if o.format == "aoti":
+        t0 = time.perf_counter()
+        ep = trace.export_program(t.gm, t.example.inputs)
+        seconds["export"] = time.perf_counter() - t0
+        log(f"{o.name}: traced in {seconds['trace']:.1f} s, exported in {seconds['export']:.1f} s; "
+            "AOTInductor compilation (tens of seconds)...")
+        seconds["compile"] = trace.compile_aoti(ep, str(o.graph_file), _graph_metadata(o, t), quick=o.quick_compile)
+    else:
+        seconds["compile"] = trace.save_torchscript(t.gm, str(o.graph_file), _graph_metadata(o, t))
+
+    write_spec(t.spec, spec_file)
+    write_model_file(model_file, o.units, o.cutoff, o.elements, params, spec_file.name,
+                     o.description or f"{t.adapted.description}, exported by distspec-export",
+                     o.source or t.adapted.source, o.license or "unknown")
+
+    deviations: dict[str, Any] = {}
+    if o.check_export:
+        t0 = time.perf_counter()
+        deviations = check.check_graph(str(o.graph_file), o.format, t.adapted.energy_fn, len(o.elements), o.cutoff,
+                                       o.dtype)
+        seconds["check"] = time.perf_counter() - t0
+    return ExportResult(model_file, o.graph_file, spec_file, t.custom_ops, t.sites, t.width, t.layers, seconds,
+                        deviations)
+
+
+def _trace(model: Any, spec: Any, o: ExportOptions) -> _Traced:
+    """The model adapted to the contract and traced to its force graph on the export device."""
+    example = check.examples(len(o.elements), o.cutoff, o.dtype)[0]
+    if o.device != "cpu":
+        model = model.to(o.device) if isinstance(model, torch.nn.Module) else model
+        example = dataclasses.replace(example, inputs=tuple(t.to(o.device) for t in example.inputs))
+    kind = adapters.detect(model) if o.kind == "auto" else o.kind
+    accelerator = accelerators.check_choice(o.accelerate, kind, o.device)
+    adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator)
     if spec is None:
         spec = adapted.spec() if callable(adapted.spec) else adapted.spec
         if spec is None:
@@ -120,7 +217,6 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     spec_d = spec_dict(spec)
 
     gm = trace.trace_forces(adapted.energy_fn, example.inputs, accelerator.namespaces if accelerator else ())
-    seconds["trace"] = time.perf_counter() - t0
     custom_ops = trace.custom_ops_of(gm)  # trace_forces has checked that DISTSPEC provides each
     accelerated, _ = accelerators.split_ops(custom_ops, accelerator)
     if accelerated:
@@ -131,59 +227,28 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     if width and policy not in HALO_POLICIES:
         raise ExportError(f"the model calls halo ops {sorted(sites)} but its spec's policy is '{policy}'; "
                           f"export it with a spec of policy {' or '.join(HALO_POLICIES)}")
-    layers = message_passing_layers or adapted.message_passing_layers
+    layers = o.message_passing_layers or adapted.message_passing_layers
     if not layers:
         # A message-passing layer refreshes its halo rows at least once: by a forward exchange,
         # or by a scatter correction (which the backward calls once more).
         layers = max(1, sites.get("halo_forward_static", 0), sites.get("halo_scatter_correct_static", 0) // 2)
-    layers = int(layers)
+    return _Traced(adapted, gm, example, spec_d, custom_ops, sites, width, int(layers), accelerator)
 
-    params = {
-        "graph": graph_file.name,
-        "format": format,
-        "precision": precision,
-        "message_passing_layers": layers,
-        "comm_width": width,
-        "contract": trace.CONTRACT,
-        "torch_version": torch_version(),
-    }
-    if accelerator is not None:
-        params["accelerator"] = accelerator.name
+
+def _graph_metadata(o: ExportOptions, t: _Traced) -> dict[str, str]:
+    """What the graph file carries about its contract (read back by the plugin and the check)."""
     contract_meta = {
         "contract": trace.CONTRACT,
         "inputs": list(trace.INPUT_NAMES),
         "outputs": list(trace.OUTPUT_NAMES),
-        "precision": precision,
-        "elements": elements,
-        "cutoff": float(cutoff),
-        "units": units,
-        "message_passing_layers": layers,
-        "comm_width": width,
-        "custom_ops": custom_ops,
+        "precision": o.precision,
+        "elements": o.elements,
+        "cutoff": o.cutoff,
+        "units": o.units,
+        "message_passing_layers": t.layers,
+        "comm_width": t.width,
+        "custom_ops": t.custom_ops,
         "torch_version": torch_version(),
         "torch_build": torch.__version__,
     }
-    metadata = {"distspec.contract": str(trace.CONTRACT), "distspec.json": json.dumps(contract_meta)}
-
-    if format == "aoti":
-        t0 = time.perf_counter()
-        ep = trace.export_program(gm, example.inputs)
-        seconds["export"] = time.perf_counter() - t0
-        log(f"{name}: traced in {seconds['trace']:.1f} s, exported in {seconds['export']:.1f} s; "
-            "AOTInductor compilation (tens of seconds)...")
-        seconds["compile"] = trace.compile_aoti(ep, str(graph_file), metadata, quick=quick_compile)
-    else:
-        seconds["compile"] = trace.save_torchscript(gm, str(graph_file), metadata)
-
-    write_spec(spec_d, spec_file)
-    write_model_file(model_file, units, cutoff, elements, params, spec_file.name,
-                     description or f"{adapted.description}, exported by distspec-export",
-                     source or adapted.source, license or "unknown")
-
-    deviations: dict[str, Any] = {}
-    if check_export:
-        t0 = time.perf_counter()
-        deviations = check.check_graph(str(graph_file), format, adapted.energy_fn, len(elements),
-                                       float(cutoff), dtype)
-        seconds["check"] = time.perf_counter() - t0
-    return ExportResult(model_file, graph_file, spec_file, custom_ops, sites, width, layers, seconds, deviations)
+    return {"distspec.contract": str(trace.CONTRACT), "distspec.json": json.dumps(contract_meta)}

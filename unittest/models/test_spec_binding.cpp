@@ -158,7 +158,7 @@ Error binding_error(const Bound& b, const models::HostFacts& host) { return bind
 TEST(BindModel, ShippedModelsBindOnAMetalRun) {
   for (const char* name : {"lj_argon.json", "cu_eam_u3.json", "cu_mpnn_L2.json", "nacl_ewald.json"}) {
     const Bound b = load(name);
-    const models::Binding binding = models::bind_model(b.file, b.model->info(), metal_host());
+    const models::RunPlan binding = models::bind_model(b.file, b.model->info(), metal_host());
     EXPECT_EQ(binding.halo, HaloStrategy::per_layer) << name;
     EXPECT_TRUE(binding.warnings.empty()) << name;
   }
@@ -261,7 +261,7 @@ TEST(BindModel, HelpersWithoutNativeMeaningWarnOrStopUnderStrict) {
   Bound lj = load("lj_argon.json");
   lj.file.spec.core.third_party_helpers = {HelperRecord(PythonHelper{"acme.tools", "mystery", std::nullopt})};
   models::HostFacts host = metal_host();
-  const models::Binding lenient = models::bind_model(lj.file, lj.model->info(), host);
+  const models::RunPlan lenient = models::bind_model(lj.file, lj.model->info(), host);
   ASSERT_EQ(lenient.warnings.size(), 1u);
   EXPECT_EQ(lenient.warnings[0], "helper record 'acme.tools.mystery' (kind python) has no native meaning; ignored");
   host.strict = true;

@@ -46,13 +46,12 @@ void density_pairs(const EdgeArgs& edges, const int* owners, double* rho_rows, s
   }
 }
 
-void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& s = *static_cast<const EdgeOpState<Tables>*>(state);
-  const Tables& t = *s.constants;
-  expect_count(kDensityOp, "arguments", args.size(), kEdgeArgCount);
-  expect_count(kDensityOp, "outputs", outs.size(), 1);
-  EdgeArgs edges = unpack_edge_args(kDensityOp, args, t.n_species, s.call);
-  double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], edges.n_rows, 1);
+void density(const EdgeKernelCall<Tables>& k) {
+  const Tables& t = k.constants;
+  const EdgeCall& call = k.call;
+  expect_count(kDensityOp, "outputs", k.outs.size(), 1);
+  EdgeArgs edges = k.edges;
+  double* rho = expect_f64(kDensityOp, "rho", 0, k.outs[0], edges.n_rows, 1);
   const double cutsq = t.cutoff * t.cutoff;
   const Spline* rhor = t.rhor.data();
   // rho_b(r) for the receiver (species a), and rho_a(r) for the sender (species b).
@@ -61,12 +60,12 @@ void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void*
     rho_b = spline_value(rhor[b], k);
     rho_a = a == b ? rho_b : spline_value(rhor[a], k);
   };
-  const bool fold_images = s.call.list == EdgeList::half_newton_off && s.call.newton_on_ends && s.call.owner_rows;
+  const bool fold_images = call.list == EdgeList::half_newton_off && call.newton_on_ends && call.owner_rows;
   if (fold_images) {
-    edges.use_newton_on_ends(kDensityOp, s.call.newton_on_ends, s.call.check_indices);
-    edges.check_owner_rows(kDensityOp, s.call.owner_rows, s.call.check_indices);
-    const int* owners = s.call.owner_rows;
-    walk_row_pairs(edges, rho, 1, s.call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
+    edges.use_newton_on_ends(kDensityOp, call.newton_on_ends, call.check_indices);
+    edges.check_owner_rows(kDensityOp, call.owner_rows, call.check_indices);
+    const int* owners = call.owner_rows;
+    walk_row_pairs(edges, rho, 1, call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
       density_pairs(edges, owners, rho_rows, r_begin, r_end, [&](int i, int j, double rsq, bool to_owner, double& rho_i) {
         if (!(rsq < cutsq)) return;
         double rho_b, rho_a;
@@ -80,7 +79,7 @@ void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void*
     });
     return;
   }
-  walk_row_pairs(edges, rho, 1, s.call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
+  walk_row_pairs(edges, rho, 1, call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
     double rho_i = 0.0;
     edges.for_each_pair(
         [&](int i, int j, const double*, double rsq, bool both) {
@@ -148,17 +147,15 @@ void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const
   }, [&](int i) { o.flush<kEnergy, kVirial>(i, sums); }, r_begin, r_end);
 }
 
-void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& s = *static_cast<const EdgeOpState<Tables>*>(state);
-  const Tables& t = *s.constants;
-  expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
-  EdgeArgs edges = unpack_edge_args(kForcesOp, args, t.n_species, s.call);
+void forces(const EdgeKernelCall<Tables>& k) {
+  const Tables& t = k.constants;
+  EdgeArgs edges = k.edges;
   // Newton on: the pairs with halo atoms that this rank computes, their shares left on halo rows.
-  if (s.call.newton_on_ends) edges.use_newton_on_ends(kForcesOp, s.call.newton_on_ends, s.call.check_indices);
-  const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
-  const PairOutputs o = unpack_pair_outputs(kForcesOp, outs, edges.n_rows, outs.size() > 2);
+  if (k.call.newton_on_ends) edges.use_newton_on_ends(kForcesOp, k.call.newton_on_ends, k.call.check_indices);
+  const double* fp = k.per_row(0, "fp");
+  const PairOutputs o = unpack_pair_outputs(kForcesOp, k.outs, edges.n_rows, k.outs.size() > 2);
   o.with_flags([&](auto energy, auto virial) {
-    walk_pairs(edges, o, s.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
+    walk_pairs(edges, o, k.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
       pair_forces<decltype(energy)::value, decltype(virial)::value>(t, edges, fp, out, r_begin, r_end);
     });
   });
@@ -167,9 +164,9 @@ void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* 
 }  // namespace
 
 void register_ops(OpRegistry& registry) {
-  registry.add(kDensityOp, Device::cpu, density);
+  add_edge_kernel<Tables>(registry, kDensityOp, 0, density);
   registry.add(kEmbeddingOp, Device::cpu, embedding);
-  registry.add(kForcesOp, Device::cpu, forces);
+  add_edge_kernel<Tables>(registry, kForcesOp, 1, forces);
 }
 
 }  // namespace distspec::models::eam

@@ -126,15 +126,13 @@ void reciprocal(Span<const TensorRef> args, Span<const TensorRef> outs, const vo
 
 // Real space: C q_i q_j erfc(alpha r) / r for every edge within the cutoff, on the receiver,
 // each thread over its range of receivers (distspec/util/threads.h).
-void real_space(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const EdgeOpState<Params>& s = op_state(state);
-  const Params& params = *s.constants;
-  expect_count(kRealSpaceOp, "arguments", args.size(), kEdgeArgCount + 1);
-  const EdgeArgs edges = unpack_edge_args(kRealSpaceOp, args, params.n_species, s.call);
-  const double* q = expect_f64(kRealSpaceOp, "charges", kEdgeArgCount, args[kEdgeArgCount], edges.n_rows, 1);
-  const PairOutputs o = unpack_pair_outputs(kRealSpaceOp, outs, edges.n_rows, true);
+void real_space(const EdgeKernelCall<Params>& k) {
+  const Params& params = k.constants;
+  const EdgeArgs& edges = k.edges;
+  const double* q = k.per_row(0, "charges");
+  const PairOutputs o = unpack_pair_outputs(kRealSpaceOp, k.outs, edges.n_rows, true);
   const bool polynomial = params.erfc == Erfc::lammps_polynomial;
-  walk_pairs(edges, o, s.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
+  walk_pairs(edges, o, k.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
     edges.for_each_edge(
         [&](int i, int j, const double del[3], double rsq) {
           if (rsq >= params.cutsq) return;
@@ -153,7 +151,7 @@ void real_space(Span<const TensorRef> args, Span<const TensorRef> outs, const vo
 void register_ops(OpRegistry& registry) {
   registry.add(kStructureFactorsOp, Device::cpu, structure_factors);
   registry.add(kReciprocalOp, Device::cpu, reciprocal);
-  registry.add(kRealSpaceOp, Device::cpu, real_space);
+  add_edge_kernel<Params>(registry, kRealSpaceOp, 1, real_space);
 }
 
 }  // namespace distspec::models::ewald

@@ -24,15 +24,11 @@ void pairs(const Params& params, const EdgeArgs& edges, const PairOutputs& o, st
 
 // Each pair once: LJ is symmetric in i and j (coeff(a, b) == coeff(b, a)).
 template <bool kVirialOp>
-void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const char* op = kVirialOp ? kEnergyForcesVirialOp : kEnergyForcesOp;
-  const auto& s = *static_cast<const EdgeOpState<Params>*>(state);
-  expect_count(op, "arguments", args.size(), kEdgeArgCount);
-  const EdgeArgs edges = unpack_edge_args(op, args, s.constants->n_species, s.call);
-  const PairOutputs o = unpack_pair_outputs(op, outs, edges.n_rows, kVirialOp);
+void energy_forces(const EdgeKernelCall<Params>& k) {
+  const PairOutputs o = unpack_pair_outputs(k.op, k.outs, k.edges.n_rows, kVirialOp);
   o.with_flags([&](auto energy, auto virial) {
-    walk_pairs(edges, o, s.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
-      pairs<decltype(energy)::value, decltype(virial)::value>(*s.constants, edges, out, r_begin, r_end);
+    walk_pairs(k.edges, o, k.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
+      pairs<decltype(energy)::value, decltype(virial)::value>(k.constants, k.edges, out, r_begin, r_end);
     });
   });
 }
@@ -40,8 +36,8 @@ void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const
 }  // namespace
 
 void register_ops(OpRegistry& registry) {
-  registry.add(kEnergyForcesOp, Device::cpu, energy_forces<false>);
-  registry.add(kEnergyForcesVirialOp, Device::cpu, energy_forces<true>);
+  add_edge_kernel<Params>(registry, kEnergyForcesOp, 0, energy_forces<false>);
+  add_edge_kernel<Params>(registry, kEnergyForcesVirialOp, 0, energy_forces<true>);
 }
 
 }  // namespace distspec::models::lj

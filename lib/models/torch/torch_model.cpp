@@ -589,12 +589,18 @@ void graph_only_kernel(Span<const TensorRef>, Span<const TensorRef>, const void*
 
 }  // namespace
 
+bool is_sevennet_serial(const ModelFile& file) {
+  const Json* contract = file.parameters.is_object() ? find_member(file.parameters, "contract") : nullptr;
+  return contract && contract->is_string() && contract->get<std::string>() == kSevenNetSerialContract;
+}
+
+std::unique_ptr<Model> make_sevennet_serial_model(const ModelFile& file, Device device) {
+  register_halo_ops();
+  return make_sevennet_serial(file, device);
+}
+
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   register_halo_ops();
-  // SevenNet's own serial module, called with SevenNet's inputs (sevennet_serial.h).
-  if (const Json* contract = file.parameters.is_object() ? find_member(file.parameters, "contract") : nullptr;
-      contract && contract->is_string() && contract->get<std::string>() == kSevenNetSerialContract)
-    return make_sevennet_serial(file, device);
   try {
     return std::make_unique<TorchModel>(file, parse_params(file), device);
   } catch (const Error& e) {

@@ -41,6 +41,11 @@ namespace distspec::models::torch_kind {
 // the graph file) and what to do.
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device = Device::cpu);
 
+// SevenNet's own serial module, called with SevenNet's inputs (sevennet_serial.h): a model file
+// of architecture torch whose parameters name the contract "sevennet-serial".
+bool is_sevennet_serial(const ModelFile& file);
+std::unique_ptr<Model> make_sevennet_serial_model(const ModelFile& file, Device device);
+
 // Registers the halo ops with torch (halo_ops.h), and with `registry` the same qualnames as ops
 // the dispatcher binds for a torch model: they run inside its graph, never through
 // Dispatcher::call, so a spec that adapts them binds to a kernel that says so.

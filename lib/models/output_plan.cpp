@@ -1,13 +1,9 @@
-/* ----------------------------------------------------------------------
-   DISTSPEC: the output plan derived from an MLIPSpec.
-------------------------------------------------------------------------- */
-
-#include "output_consolidation.h"
+// The output plan derived from an MLIPSpec.
+#include "models/output_plan.h"
 
 #include "distspec/error.h"
 
-using namespace LAMMPS_NS;
-using distspec::OutputKind;
+namespace distspec::models {
 
 namespace {
 
@@ -60,3 +56,5 @@ std::string OutputPlan::describe() const
   if (compile->stress_via_strain) s += "  stress: strain derivative of the energy (stress_via_strain)\n";
   return s;
 }
+
+}  // namespace distspec::models
