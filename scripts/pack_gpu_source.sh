@@ -5,8 +5,9 @@
 # enables (about 3 MB), Debian's OpenMPI runtime and headers, and nlohmann_json.
 #   scripts/pack_gpu_source.sh [--sevenn | --kokkos] [OUT_DIR]     default build-gpu-src
 #     --sevenn  also what bench/sevennet_gpu/run.sh needs there beside that machine's torch:
-#               sevenn with SevenNet-0's checkpoint only, ase and e3nn from the bootstrap's
-#               sevenn environment (OUT_DIR/site, for PYTHONPATH), and the specs nvalchemi saves
+#               sevenn with SevenNet-0's checkpoint only, ase, e3nn and braceexpand (which
+#               sevenn's calculator imports and the GPU machine's torch environment lacks) from the
+#               bootstrap's sevenn environment (OUT_DIR/site, for PYTHONPATH), and the specs nvalchemi saves
 #               here (OUT_DIR/specs, for DISTSPEC_SPECS). About 20 MB.
 #     --kokkos  instead, what scripts/gpu_build_kokkos.sh builds a KOKKOS-for-CUDA LAMMPS from:
 #               LAMMPS 29 Sep 2021 (bookworm's orig tarball) trimmed with its KOKKOS package,
@@ -65,7 +66,7 @@ if [ $sevenn = 1 ]; then
   source "$cache/env.sh"
   site=$("$DISTSPEC_PYTHON_SEVENN" -c 'import sevenn, os; print(os.path.dirname(os.path.dirname(sevenn.__file__)))')
   mkdir -p "$out/site"
-  for pkg in sevenn ase e3nn; do cp -a "$site/$pkg" "$site/$pkg"-*.dist-info "$out/site/"; done
+  for pkg in sevenn ase e3nn braceexpand; do cp -a "$site/$pkg" "$site/$pkg"-*.dist-info "$out/site/"; done
   # Only SevenNet-0 (11Jul2024): the other checkpoints, the C++ pair styles and the tests stay.
   find "$out/site/sevenn/pretrained_potentials" -mindepth 1 -maxdepth 1 ! -name SevenNet_0__11Jul2024 -exec rm -rf {} +
   rm -rf "$out/site/sevenn/pair_e3gnn" "$out"/site/sevenn/pair_d3*.so "$out/site/ase/test" "$out/site/ase/gui"

@@ -7,8 +7,8 @@
 # core (the default): the core and its unit tests, and the message-passing model's tape ops
 #   (TapeOps.* of the model tests), in build-asan/ (no LAMMPS needed).
 # integration: the models, the plugin and the integration tests against LAMMPS 4 Feb 2025, in
-#   build-asan-lammps/, run on 1 and 2 MPI ranks (the integration suite, which holds the
-#   bad-input catalogue) and on 1, 2 and 4 (the fault matrix). LAMMPS and Open MPI themselves
+#   build-asan-lammps/, run on 1 and 2 MPI ranks (the integration suite, with every case's
+#   error rows) and on 1, 2 and 4 (the fault matrix). LAMMPS and Open MPI themselves
 #   are not instrumented; the leaks they keep until exit are suppressed by
 #   scripts/lsan_suppressions.txt, which names those libraries only.
 #

@@ -25,16 +25,19 @@ const char* halo_rows_name(HaloRows rows) {
 
 namespace {
 
+// Whether a pair's share left on a halo row comes back to its owner: forces by the host (newton_pair
+// on), per-atom energy and virial by the style, none of them declared owned-only by the spec.
+bool halo_shares_folded(const OutputPlan& outputs, const HostFacts& host) {
+  return host.newton_pair && !outputs.forces_owned_only && !outputs.energy_rows_owned_only &&
+         !outputs.virial_rows_owned_only;
+}
+
 // The edge list: a half list where the model takes one (as LAMMPS' own pair styles do) and the
-// halo is per-layer; newton on's only where everything it leaves on halo rows is folded: forces
-// by the host (newton_pair on), per-atom energy and virial by the style, none of them declared
-// owned-only by the spec.
+// halo is per-layer; newton on's only where the halo rows' shares are folded.
 EdgeList edge_list_for(const OutputPlan& outputs, const ModelInfo& info, const HostFacts& host, bool expanded) {
   if (expanded || !info.half_list || !host.takes_half_lists) return EdgeList::full;
-  const bool shares_folded = host.newton_pair && !outputs.forces_owned_only && !outputs.energy_rows_owned_only &&
-                             !outputs.virial_rows_owned_only;
-  return *info.half_list == EdgeList::half_newton_on && shares_folded ? EdgeList::half_newton_on
-                                                                      : EdgeList::half_newton_off;
+  return *info.half_list == EdgeList::half_newton_on && halo_shares_folded(outputs, host) ? EdgeList::half_newton_on
+                                                                                          : EdgeList::half_newton_off;
 }
 
 HaloRows rows_of(bool owned_only, bool halo_empty, bool host_folds) {
@@ -53,8 +56,7 @@ RunPlan plan_run(const OutputPlan& outputs, const ModelInfo& info, const HostFac
   plan.edge_list = edge_list_for(outputs, info, host, plan.expanded());
   const bool newton_off_list = plan.edge_list == EdgeList::half_newton_off;
   // Newton on's share of newton off's list: only where its halo-row partials are all folded.
-  plan.newton_on_ends = newton_off_list && info.newton_on_forces && host.newton_pair && !outputs.forces_owned_only &&
-                        !outputs.energy_rows_owned_only && !outputs.virial_rows_owned_only;
+  plan.newton_on_ends = newton_off_list && info.newton_on_forces && halo_shares_folded(outputs, host);
   plan.half_from_full = newton_off_list && host.newton_pair && host.half_lists_follow_newton_pair;
   plan.neighbor_list = plan.edge_list == EdgeList::full || plan.half_from_full ? NeighborRequest::full
                        : plan.edge_list == EdgeList::half_newton_on           ? NeighborRequest::half_newton_on
@@ -79,7 +81,7 @@ std::string RunPlan::describe() const {
   std::string s = std::string("edges: ") + edge_list_name(edge_list) + " from a " +
                   neighbor_request_name(neighbor_list) + " neighbour list" +
                   (newton_on_ends ? ", newton on's ends given" : "") + "\n";
-  s += std::string("  halo rows: forces ") + halo_rows_name(forces) + ", per-atom energy " +
+  s += std::string("halo rows: forces ") + halo_rows_name(forces) + ", per-atom energy " +
        halo_rows_name(energy_rows) + ", per-atom virial " + halo_rows_name(virial_rows) + "\n";
   return s;
 }

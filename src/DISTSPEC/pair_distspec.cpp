@@ -253,6 +253,7 @@ void PairDistspec::log_setup() const
     text += fmt::format("DISTSPEC:   helper {}: {}\n", distspec::helper_target(helper),
                         distspec::native_meaning(helper).value_or("not applicable natively"));
   text += "DISTSPEC: outputs: " + plan_.outputs.describe();
+  for (const auto &line : utils::split_lines(plan_.describe())) text += "DISTSPEC: " + line + "\n";
   utils::logmesg(lmp, text);
 }
 
@@ -270,7 +271,7 @@ void PairDistspec::setup()
 
 void PairDistspec::end_of_run()
 {
-  finite_check_.settle(lmp, kokkosable ? nullptr : list, finite_check_subject());
+  finite_check_.settle(lmp, host_neighbor_list(), finite_check_subject());
   timing_.report(lmp, style_name());
 }
 
@@ -290,7 +291,7 @@ void PairDistspec::compute(int eflag, int vflag)
   double *forces = model_outputs_.forces.data();
   const std::size_t n_forces = 3 * graph_.n_rows();
   const bool finite = std::isfinite(model_outputs_.energy) && all_finite(forces, n_forces);
-  if (finite_check_.check(lmp, list, finite, eflag || vflag, finite_check_subject())) zero_non_finite(forces, n_forces);
+  if (finite_check_.check(lmp, host_neighbor_list(), finite, eflag || vflag, finite_check_subject())) zero_non_finite(forces, n_forces);
   timing_.lap(RunTiming::checks);
   write_back();
   timing_.end_step();

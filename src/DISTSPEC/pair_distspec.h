@@ -86,8 +86,12 @@ class PairDistspec : public PairWithEndOfRun {
   void log_halo_report();
   // What a non-finite output check names: the style, the model file, the cutoff.
   FiniteCheckSubject finite_check_subject() const;
-  const char *style_name() const { return kokkosable ? "distspec/kk" : "distspec"; }
+  const char *style_name() const { return style_name_; }
+  // The neighbour list in host memory that the finite check searches for the closest pair; the
+  // KOKKOS variant's lives in its execution space, and the check searches all pairs instead.
+  virtual NeighList *host_neighbor_list() const { return list; }
 
+  const char *style_name_ = "distspec";    // in messages: the KOKKOS variant's is distspec/kk
   DistspecSettings settings_;
   std::unique_ptr<distspec::models::ModelFile> model_file_;
   std::unique_ptr<distspec::models::Model> model_;

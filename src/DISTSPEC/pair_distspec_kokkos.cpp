@@ -45,6 +45,7 @@ template <class DeviceType>
 PairDistspecKokkos<DeviceType>::PairDistspecKokkos(LAMMPS *lmp) : PairDistspec(lmp)
 {
   kokkosable = 1;
+  style_name_ = "distspec/kk";
   // KOKKOS builds half lists as newton_pair says, whatever the request; its CUDA kernels here
   // walk full lists (without atomics).
   space_takes_half_lists_ = kHostKernels;
@@ -169,7 +170,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   const bool on_space = on_device || kHostKernels;
   const bool finite =
       std::isfinite(model_outputs_.energy) && (on_space ? forces_finite(forces) : all_finite(forces, n_forces));
-  if (finite_check_.check(lmp, nullptr, finite, eflag || vflag, finite_check_subject())) {
+  if (finite_check_.check(lmp, host_neighbor_list(), finite, eflag || vflag, finite_check_subject())) {
     if (on_space) zero_non_finite_forces(forces);
     else zero_non_finite(forces, n_forces);
   }

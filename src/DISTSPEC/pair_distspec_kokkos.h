@@ -58,6 +58,8 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   void check_device() const override;
   std::unique_ptr<LammpsHaloExchangeBase> make_halo_exchange() override;
   distspec::Device model_device() const override;
+  // KOKKOS' list lives in the execution space's views: the finite check searches all pairs.
+  NeighList *host_neighbor_list() const override { return nullptr; }
   // The host execution space's threads (`-k on t N`) run the model's CPU kernels too.
   int model_threads() const override
   {

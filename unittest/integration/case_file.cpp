@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "lammps_session.h"
@@ -209,6 +210,68 @@ std::vector<std::string> split_lines(const std::string& text)
   return out;
 }
 
+// `[[from, to], ...]`: the replacements of a deck or a file.
+std::vector<std::pair<std::string, std::string>> read_replacements(const Json& edits, const std::string& path)
+{
+  if (!edits.is_array()) throw CaseError(path, "expected an array of [from, to] pairs");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < edits.size(); ++i) {
+    if (!edits[i].is_array() || edits[i].size() != 2 || !edits[i][0].is_string() || !edits[i][1].is_string())
+      throw CaseError(path + "/" + std::to_string(i), "expected [from, to], two strings");
+    out.emplace_back(edits[i][0].get<std::string>(), edits[i][1].get<std::string>());
+  }
+  return out;
+}
+
+// A file's source and edits (cases/README.md, "Files"). A row's file of the case's name that gives
+// no source edits the case's file.
+CaseFile read_file(const Json& j, const std::string& path, const std::string& name, const std::vector<CaseFile>& base)
+{
+  if (j.is_string()) return CaseFile{name, j.get<std::string>()};
+  Fields f(j, path);
+  CaseFile file;
+  file.name = name;
+  if (f.has("lines")) file.text = join(f.lines("lines"));
+  file.copy = f.string("copy", "");
+  if (file.text && !file.copy.empty()) throw CaseError(path, "give lines or copy, not both");
+  if (!file.text && file.copy.empty()) {
+    const auto found = std::find_if(base.begin(), base.end(), [&](const CaseFile& b) { return b.name == name; });
+    if (found == base.end())
+      throw CaseError(path, "expected the file's lines or a file to copy (the case has no file '" + name + "' to edit)");
+    file = *found;
+  }
+  if (f.has("merge")) file.merge.push_back(f.get("merge").dump());
+  if (f.has("replace"))
+    for (auto& edit : read_replacements(f.get("replace"), f.at("replace"))) file.replace.push_back(std::move(edit));
+  if (f.has("truncate")) {
+    const Json& n = f.get("truncate");
+    if (!n.is_number_integer() || n.get<long>() < 0) throw CaseError(f.at("truncate"), "expected a byte count");
+    file.truncate = n.get<long>();
+  }
+  file.latin1 = f.boolean("latin1", file.latin1);
+  f.done();
+  return file;
+}
+
+std::vector<CaseFile> read_files(Fields& f, const std::vector<CaseFile>& base)
+{
+  std::vector<CaseFile> files = base;
+  if (!f.has("files")) return files;
+  const Json& j = f.get("files");
+  if (!j.is_object()) throw CaseError(f.at("files"), "expected an object of file names");
+  for (const auto& item : j.items()) {
+    if (item.key().empty() || item.key().find('/') != std::string::npos)
+      throw CaseError(f.at("files") + "/" + item.key(), "expected a plain file name");
+    CaseFile file = read_file(item.value(), f.at("files") + "/" + item.key(), item.key(), base);
+    const auto same = std::find_if(files.begin(), files.end(), [&](const CaseFile& b) { return b.name == file.name; });
+    if (same != files.end()) *same = std::move(file);
+    else files.push_back(std::move(file));
+  }
+  return files;
+}
+
+const std::vector<std::string> kRequirements = {"torch", "no_torch", "no_gpu"};
+
 ErrorRow read_error(const Json& j, const std::string& path, const Case& c)
 {
   Fields f(j, path);
@@ -217,23 +280,44 @@ ErrorRow read_error(const Json& j, const std::string& path, const Case& c)
   if (e.name.empty()) throw CaseError(f.at("name"), "expected a name (letters, digits, _)");
   e.deck = f.has("deck") ? f.lines("deck") : c.deck;
   if (f.has("deck_replace")) {
-    const Json& edits = f.get("deck_replace");
     std::string text = join(e.deck);
-    if (!edits.is_array()) throw CaseError(f.at("deck_replace"), "expected an array of [from, to] pairs");
-    for (std::size_t i = 0; i < edits.size(); ++i) {
-      const std::string at = f.at("deck_replace") + "/" + std::to_string(i);
-      if (!edits[i].is_array() || edits[i].size() != 2 || !edits[i][0].is_string() || !edits[i][1].is_string())
-        throw CaseError(at, "expected [from, to], two strings");
-      text = replaced(text, edits[i][0].get<std::string>(), edits[i][1].get<std::string>(), at);
-    }
+    for (const auto& [from, to] : read_replacements(f.get("deck_replace"), f.at("deck_replace")))
+      text = replaced(text, from, to, f.at("deck_replace"));
     e.deck = split_lines(text);
   }
   for (const std::string& line : f.lines("deck_append")) e.deck.push_back(line);
   e.pair = f.has("pair") ? f.lines("pair") : c.pair;
+  e.md = f.lines("md");
+  e.files = read_files(f, c.files);
   e.style = f.choice("style", kStyles, "plain");
-  e.expected = f.lines("expected");
-  e.ranks = read_ranks(f);
+  if (f.has("expected")) {
+    const Json& parts = f.get("expected");
+    if (!parts.is_array()) throw CaseError(f.at("expected"), "expected an array of parts of the message");
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const std::string at = f.at("expected") + "/" + std::to_string(i);
+      std::vector<std::string> alternatives;
+      if (parts[i].is_string()) alternatives.push_back(parts[i].get<std::string>());
+      else if (parts[i].is_array())
+        for (const Json& a : parts[i])
+          if (a.is_string()) alternatives.push_back(a.get<std::string>());
+          else throw CaseError(at, "expected a string, or an array of alternative strings");
+      if (alternatives.empty() || std::any_of(alternatives.begin(), alternatives.end(), [](const std::string& a) { return a.empty(); }))
+        throw CaseError(at, "expected a part of the message (not empty), or an array of alternatives");
+      e.expected.push_back(std::move(alternatives));
+    }
+  }
   if (e.expected.empty()) throw CaseError(f.at("expected"), "expected the parts of the error message, at least one");
+  e.ranks = read_ranks(f);
+  if (f.has("requires")) e.requirements = f.choices("requires", kRequirements, {});
+  if (f.has("environment")) {
+    const Json& env = f.get("environment");
+    if (!env.is_object()) throw CaseError(f.at("environment"), "expected an object of variable names");
+    for (const auto& item : env.items()) {
+      if (item.value().is_null()) e.environment.emplace_back(item.key(), std::nullopt);
+      else if (item.value().is_string()) e.environment.emplace_back(item.key(), item.value().get<std::string>());
+      else throw CaseError(f.at("environment") + "/" + item.key(), "expected a string, or null to unset it");
+    }
+  }
   f.done();
   return e;
 }
@@ -253,12 +337,13 @@ Case read_case(const std::string& file)
   c.file = file;
   c.name = std::filesystem::path(file).stem().string();
   c.description = f.string("description", "");
-  c.check = f.choice("check", {"observables", "nve_drift", "masses"}, "observables");
+  c.check = f.choice("check", {"observables", "nve_drift", "masses", "errors"}, "observables");
   c.deck = f.lines("deck");
   if (c.deck.empty()) throw CaseError("/deck", "expected the deck's lines (box and atoms)");
   c.pair = f.lines("pair");
   if (c.pair.empty()) throw CaseError("/pair", "expected the pair lines under test");
   c.md = f.lines("md");
+  c.files = read_files(f, {});
   c.ranks = read_ranks(f);
   Tolerance tolerance;
   if (f.has("tolerance")) tolerance = read_tolerance(f.get("tolerance"), "/tolerance", tolerance);
@@ -316,14 +401,27 @@ Case read_case(const std::string& file)
   }
   if ((c.check == "nve_drift") != f.has("nve_drift"))
     throw CaseError("/nve_drift", "given exactly when check is nve_drift");
-  if (c.check != "nve_drift" && c.references.empty())
+  if (c.check == "errors") {
+    // The deck and pair lines are the valid input the rows alter: it runs, and is compared with
+    // nothing, so that a row fails only for its own reason.
+    if (!c.references.empty()) throw CaseError("/references", "a case whose check is errors has no references");
+    if (c.variants.size() != 1 || !c.variants.front().is_default())
+      throw CaseError("/variants", "a case whose check is errors runs its deck in the default variant only");
+  } else if (c.check != "nve_drift" && c.references.empty()) {
     throw CaseError("/references", "expected at least one reference for check " + c.check);
+  }
 
   if (f.has("errors")) {
     const Json& rows = f.get("errors");
     if (!rows.is_array()) throw CaseError("/errors", "expected an array of error rows");
-    for (std::size_t i = 0; i < rows.size(); ++i) c.errors.push_back(read_error(rows[i], "/errors/" + std::to_string(i), c));
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      c.errors.push_back(read_error(rows[i], "/errors/" + std::to_string(i), c));
+      if (!names.insert(c.errors.back().name).second)
+        throw CaseError("/errors/" + std::to_string(i) + "/name", "'" + c.errors.back().name + "' names another row too");
+    }
   }
+  if (c.check == "errors" && c.errors.empty()) throw CaseError("/errors", "a case whose check is errors needs its rows");
   f.done();
   return c;
 }
@@ -393,7 +491,9 @@ std::string expand(std::string line, const std::string& tmp)
                                                        {"${cases}", DISTSPEC_CASES_DIR},
                                                        {"${torch_fixtures}", fixtures},
                                                        {"${ranks}", std::to_string(world_size())},
-                                                       {"${tmp}", tmp}};
+                                                       {"${rank}", std::to_string(world_rank())},
+                                                       {"${tmp}", tmp},
+                                                       {"${dir}", rank_folder(tmp)}};
   for (const auto& [from, to] : names)
     for (auto at = line.find(from); at != std::string::npos; at = line.find(from, at + to.size()))
       line.replace(at, from.size(), to);
@@ -405,6 +505,75 @@ std::string join(const std::vector<std::string>& lines)
   std::string text;
   for (const std::string& l : lines) text += l + "\n";
   return text;
+}
+
+namespace {
+
+std::string run_folder_of(const std::string& tmp) { return tmp.substr(0, tmp.rfind('/')); }
+
+std::string read_bytes(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path + " (a case file's copy)");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// UTF-8 text whose code points are all below U+0100, one byte each.
+std::string as_latin1(const std::string& utf8, const std::string& name)
+{
+  std::string out;
+  for (std::size_t i = 0; i < utf8.size(); ++i) {
+    const auto b = static_cast<unsigned char>(utf8[i]);
+    if (b < 0x80) {
+      out += static_cast<char>(b);
+    } else if ((b == 0xC2 || b == 0xC3) && i + 1 < utf8.size()) {
+      out += static_cast<char>(((b & 0x03) << 6) | (static_cast<unsigned char>(utf8[++i]) & 0x3F));
+    } else {
+      throw std::runtime_error(name + ": latin1 text holds a code point above U+00FF");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string rank_folder(const std::string& tmp) { return run_folder_of(tmp) + "/rank" + std::to_string(world_rank()); }
+
+void write_files(const std::vector<CaseFile>& files, const std::string& tmp)
+{
+  const std::string folder = rank_folder(tmp);
+  std::filesystem::create_directories(folder);
+  for (const CaseFile& file : files) {
+    std::string text = file.text ? *file.text : read_bytes(expand(file.copy, tmp));
+    for (const std::string& patch : file.merge) {
+      Json j = Json::parse(text);
+      j.merge_patch(Json::parse(expand(patch, tmp)));
+      text = j.dump(1);
+    }
+    for (const auto& [from, to] : file.replace) {
+      const auto at = text.find(from);
+      if (at == std::string::npos) throw std::runtime_error(file.name + ": '" + from + "' is not in the file it edits");
+      text.replace(at, from.size(), to);
+    }
+    if (file.truncate >= 0) text.resize(std::min(text.size(), static_cast<std::size_t>(file.truncate)));
+    text = expand(text, tmp);
+    if (file.latin1) text = as_latin1(text, file.name);
+    std::ofstream(folder + "/" + file.name, std::ios::binary) << text;
+  }
+}
+
+std::string with_own_folder(std::string message, const std::string& tmp)
+{
+  const std::string stem = run_folder_of(tmp) + "/rank", own = rank_folder(tmp);
+  for (int r = world_size() - 1; r >= 0; --r) {
+    const std::string other = stem + std::to_string(r);
+    if (other == own) continue;
+    for (auto at = message.find(other); at != std::string::npos; at = message.find(other, at + own.size()))
+      message.replace(at, other.size(), own);
+  }
+  return message;
 }
 
 }  // namespace distspec::testing

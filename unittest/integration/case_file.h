@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -52,24 +53,44 @@ struct Variant {
   bool is_default() const { return style == "plain" && halo.empty() && input == "create_atoms" && device == "cpu"; }
 };
 
+// A file each rank writes into its own folder (`${dir}`) before a run: a model file, a spec, a
+// potential table, made from text or from another file, then edited (cases/README.md, "Files").
+struct CaseFile {
+  std::string name;
+  std::optional<std::string> text;  // the contents, or
+  std::string copy;                 // the file whose contents are taken (placeholders expanded)
+  // The edits, in this order: JSON merge patches (JSON text), then replacements (each `from` must
+  // occur), then the first `truncate` bytes; placeholders are expanded last.
+  std::vector<std::string> merge;
+  std::vector<std::pair<std::string, std::string>> replace;
+  long truncate = -1;
+  bool latin1 = false;  // code points U+0000..U+00FF written as single bytes (bytes JSON cannot hold)
+};
+
 // An input the case's model must refuse, and the parts of the message every rank reports.
 struct ErrorRow {
   std::string name;
   std::vector<std::string> deck;  // the case's deck after its edits
   std::vector<std::string> pair;
+  std::vector<std::string> md;    // after the pair lines, in place of `run 0 post no`
+  std::vector<CaseFile> files;    // the case's files after the row's edits
   std::string style = "plain";
-  std::vector<std::string> expected;
-  std::vector<int> ranks;  // rank counts it runs on; empty: the case's
+  // Every part must be in the message; a part given as several alternatives needs one of them.
+  std::vector<std::vector<std::string>> expected;
+  std::vector<int> ranks;                 // rank counts it runs on; empty: the case's
+  std::vector<std::string> requirements;  // torch, no_torch, no_gpu: skipped, with the reason, where unmet
+  std::vector<std::pair<std::string, std::optional<std::string>>> environment;  // set (or, null, unset) for the run
 };
 
 struct Case {
   std::string file;  // the data file, for messages
   std::string name;  // its base name
   std::string description;
-  std::string check = "observables";  // observables, nve_drift, masses
+  std::string check = "observables";  // observables, nve_drift, masses, errors (the deck runs; its rows do not)
   std::vector<std::string> deck;      // box and atoms
   std::vector<std::string> pair;      // the pair lines under test
   std::vector<std::string> md;        // after the pair lines, before the evaluation (MD, box changes)
+  std::vector<CaseFile> files;        // written into each rank's folder before every run
   std::vector<int> ranks;             // rank counts it runs on; empty: every count
   std::vector<Variant> variants;      // the product of the listed values
   std::vector<Reference> references;
@@ -105,8 +126,17 @@ const std::vector<CaseRun>& error_runs(const std::string& folder);
 
 // ${potentials}, ${cases} (the folder of the cases, DISTSPEC_CASES_DIR), ${torch_fixtures}
 // (where make_fixtures.py wrote, in builds with the torch kind; DISTSPEC_TORCH_FIXTURES in the
-// environment wins) and ${tmp} in a line.
+// environment wins), ${ranks}, ${rank} (this rank's number), ${tmp} and ${dir} (this rank's
+// folder, rank_folder(tmp)) in a line.
 std::string expand(std::string line, const std::string& tmp);
 std::string join(const std::vector<std::string>& lines);
+
+// This rank's own folder beside the run's prefix `tmp` (in the run's folder): where its files go.
+std::string rank_folder(const std::string& tmp);
+// Writes `files` into this rank's folder, each rank its own copy (so a file may differ by rank).
+void write_files(const std::vector<CaseFile>& files, const std::string& tmp);
+// `message` with any rank's folder written as this rank's: the lowest failing rank reports, and
+// its message names its own files.
+std::string with_own_folder(std::string message, const std::string& tmp);
 
 }  // namespace distspec::testing

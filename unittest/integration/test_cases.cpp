@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <mpi.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "lammps_session.h"
 #include "periodic_images_reference.h"
 #include "reference_comparison.h"
+#include "watchdog.h"
 
 namespace dt = distspec::testing;
 
@@ -320,6 +322,16 @@ void check_masses(const dt::Case& c, const dt::Variant& v, const std::string& tm
   for (double m : masses(ours, "mass * 2.0\n")) ASSERT_EQ(m, 2.0);
 }
 
+// The valid input an errors case's rows alter runs cleanly, or a row could fail for a reason other
+// than its own.
+void check_runs(const dt::Case& c, const std::string& tmp)
+{
+  dt::LammpsSession lmp;
+  const std::string error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + lines_of(c.deck, tmp) +
+                                                    lines_of(c.pair, tmp) + "run 0 post no");
+  EXPECT_EQ(dt::with_own_folder(error, tmp), "") << "the input the rows of " << c.file << " alter does not run";
+}
+
 TEST_P(Cases, AgreeWithTheirReferences)
 {
   const dt::Case& c = *GetParam().c;
@@ -329,14 +341,58 @@ TEST_P(Cases, AgreeWithTheirReferences)
                  << " is the run itself (one_rank runs with more ranks, default_variant in the other variants)";
   const RunFolder folder(GetParam().name);
   const std::string tmp = folder.prefix();
+  dt::write_files(c.files, tmp);
+  MPI_Barrier(MPI_COMM_WORLD);
   if (dt::world_rank() == 0 && !c.description.empty()) RecordProperty("description", c.description);
   if (c.check == "nve_drift") check_nve_drift(c, GetParam().variant, tmp);
   else if (c.check == "masses") check_masses(c, GetParam().variant, tmp);
+  else if (c.check == "errors") check_runs(c, tmp);
   else check_observables(c, GetParam().variant, tmp);
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, Cases, ::testing::ValuesIn(dt::case_runs(cases_folder())),
                          [](const ::testing::TestParamInfo<dt::CaseRun>& info) { return info.param.name; });
+
+// Why a row's requirement is not met here, or "".
+std::string unmet(const std::string& requirement)
+{
+#ifdef DISTSPEC_WITH_TORCH
+  const bool torch = true;
+#else
+  const bool torch = false;
+#endif
+  if (requirement == "torch" && !torch) return "needs a plugin built with the torch kind";
+  if (requirement == "no_torch" && torch) return "the plugin has the torch kind";
+  if (requirement == "no_gpu" && dt::device_cuda_unavailable().empty()) return "device cuda runs here";
+  return "";
+}
+
+// Sets a row's environment for the life of its run, and restores what was there.
+class ScopedEnvironment {
+ public:
+  explicit ScopedEnvironment(const std::vector<std::pair<std::string, std::optional<std::string>>>& vars)
+  {
+    for (const auto& [name, value] : vars) {
+      const char* was = std::getenv(name.c_str());
+      saved_.emplace_back(name, was ? std::optional<std::string>(was) : std::nullopt);
+      set(name, value);
+    }
+  }
+  ~ScopedEnvironment()
+  {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) set(it->first, it->second);
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  static void set(const std::string& name, const std::optional<std::string>& value)
+  {
+    if (value) setenv(name.c_str(), value->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
 
 class CaseErrors : public Cases {
  protected:
@@ -346,10 +402,15 @@ class CaseErrors : public Cases {
     const std::vector<int>& ranks = row.ranks.empty() ? GetParam().c->ranks : row.ranks;
     if (!ranks.empty() && std::find(ranks.begin(), ranks.end(), dt::world_size()) == ranks.end())
       GTEST_SKIP() << "not a rank count of this row of " << GetParam().c->file;
+    for (const std::string& requirement : row.requirements)
+      if (const std::string why = unmet(requirement); !why.empty()) GTEST_SKIP() << why;
   }
 };
 
-// Every rank stops with the row's message.
+// A row that leaves a rank waiting in a collective fails, rather than hanging the suite.
+constexpr std::chrono::seconds kRowLimit{120};
+
+// Every rank stops with the row's message: each part of it on every rank.
 TEST_P(CaseErrors, StopEveryRankWithTheirMessage)
 {
   const dt::ErrorRow& row = GetParam().c->errors[static_cast<std::size_t>(GetParam().error)];
@@ -359,10 +420,31 @@ TEST_P(CaseErrors, StopEveryRankWithTheirMessage)
   if (!why.empty()) GTEST_SKIP() << why;
   const RunFolder folder(GetParam().name);
   const std::string tmp = folder.prefix();
-  dt::LammpsSession lmp(style_args(v));
-  const std::string error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + lines_of(row.deck, tmp) +
-                                                    styled_pair(row.pair, v, tmp) + "run 0 post no");
-  for (const std::string& part : row.expected) EXPECT_NE(error.find(dt::expand(part, tmp)), std::string::npos) << error;
+  dt::write_files(row.files, tmp);
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::string error;
+  {
+    const ScopedEnvironment environment(row.environment);
+    const dt::Watchdog watchdog("error row " + GetParam().name, kRowLimit);
+    dt::LammpsSession lmp(style_args(v));
+    error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + lines_of(row.deck, tmp) +
+                                    styled_pair(row.pair, v, tmp) + (row.md.empty() ? "run 0 post no\n" : lines_of(row.md, tmp)));
+  }
+  error = dt::with_own_folder(error, tmp);
+  int here = !error.empty();
+  EXPECT_FALSE(error.empty()) << "rank " << dt::world_rank() << ": no error, the input ran";
+  for (const std::vector<std::string>& alternatives : row.expected) {
+    const bool found = std::any_of(alternatives.begin(), alternatives.end(), [&](const std::string& part) {
+      return error.find(dt::expand(part, tmp)) != std::string::npos;
+    });
+    here = here && found;
+    EXPECT_TRUE(found) << "rank " << dt::world_rank() << " expected a message containing "
+                       << (alternatives.size() > 1 ? "one of\n  " : "\n  ") << dt::expand(dt::join(alternatives), tmp)
+                       << "got\n  " << error;
+  }
+  int everywhere = here;
+  MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_TRUE(everywhere) << "not every rank stopped with the message";
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, CaseErrors, ::testing::ValuesIn(dt::error_runs(cases_folder())),

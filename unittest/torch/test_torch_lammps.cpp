@@ -1,8 +1,8 @@
-// Exported PyTorch graphs under LAMMPS, the checks that are not cases: SevenNet-0's NVE energy
-// conservation on 2 ranks against 1, and model files a user gets wrong. The exported models'
-// comparisons (the toy MPNN, MACE, AIMNet2 against their eager PyTorch evaluation, the built-in
+// Exported PyTorch graphs under LAMMPS, the check that is not a case: SevenNet-0's NVE energy
+// conservation on 2 ranks against 1. The exported models' comparisons (the toy MPNN, MACE, AIMNet2 against their eager PyTorch evaluation, the built-in
 // mpnn against its PyTorch twin, SevenNet-0 against SevenNet's calculator, N ranks against one)
-// are data: unittest/torch/cases/*.json, run by unittest/integration/test_cases.cpp.
+// and the model files a user gets wrong (cases/toy_mpnn_errors.json) are data:
+// unittest/torch/cases/*.json, run by unittest/integration/test_cases.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -94,75 +94,5 @@ TEST_P(SevennetNve, TwoRanksDriftNoMoreThanOneRank)
 
 INSTANTIATE_TEST_SUITE_P(Sevennet, SevennetNve, ::testing::Values(2000),
                          [](const auto& info) { return std::to_string(info.param) + "_steps"; });
-
-// What a user can get wrong, each reported by every rank at pair_coeff with the model file's
-// name and what to do: model files written from the L2 fixtures' with one thing changed.
-struct BadInput {
-  std::string name;
-  std::string model;       // the fixture whose model file is changed
-  Json parameters;         // merged into its "parameters" (null deletes a key)
-  std::string style_words; // on the pair_style line
-  std::string message;     // what the error must say
-};
-
-TEST(TorchLammpsErrors, BadInputStopsEveryRankWithItsMessage)
-{
-  const std::string dir = fixtures_dir();
-  // The refusal of an accelerated graph is the plugin's answer where no library is given.
-  unsetenv("DISTSPEC_OPENEQUIVARIANCE_LIBRARY");
-  const std::string scratch = "/tmp/distspec_torch_bad_input_" + std::to_string(dt::world_size());
-  const Json manifest = read_json(dir + "/fixtures.json");
-  const std::vector<BadInput> cases{
-      {"no_graph", "toy_mpnn_L2", {{"graph", nullptr}}, "", "/parameters/graph: the model file names no graph; a torch "
-       "model runs a graph exported by tools/distspec-export"},
-      {"missing_graph", "toy_mpnn_L2_ts", {{"graph", "gone.pt"}}, "", "gone.pt does not exist or is not a file"},
-      {"other_torch", "toy_mpnn_L2", {{"torch_version", "2.9.1"}}, "",
-       "was compiled by torch 2.9.1, this plugin links torch "},
-      {"other_contract", "toy_mpnn_L2_ts", {{"contract", 2}}, "",
-       "/parameters/contract: the graph uses calling convention 2, this build runs convention 1"},
-      {"precision", "toy_mpnn_L2_ts", Json::object(), "precision fp32",
-       "/parameters/precision: the graph was exported in fp64, but precision fp32 was requested; an exported graph "
-       "runs in the precision it was exported in"},
-      // A TorchScript file called a package of the right torch (the one the .pt2 fixture names).
-      {"not_a_package", "toy_mpnn_L2_ts",
-       {{"format", "aoti"},
-        {"torch_version",
-         read_json(dir + "/" + manifest["models"]["toy_mpnn_L2"]["model_file"].get<std::string>())["parameters"]
-                  ["torch_version"]}},
-       "", "is not an AOTInductor package"},
-      // A graph of an accelerator whose library this process lacks (make_fixtures.py's oeq_call.pt)
-      // and a model file naming one that no library here provides.
-      {"accelerator_library_missing", "toy_mpnn_L2_ts", {{"graph", dir + "/oeq_call.pt"}}, "",
-       "calls op 'libtorch_tp_jit::jit_conv_forward' of OpenEquivariance, which this plugin cannot run: no "
-       "OpenEquivariance library was given (DISTSPEC_OPENEQUIVARIANCE_LIBRARY is unset and the plugin was built "
-       "without one); build its library against this plugin's torch (scripts/build_openequivariance.sh"},
-      {"accelerator_without_registrations", "toy_mpnn_L2_ts", {{"accelerator", "cuequivariance"}}, "",
-       "of cuEquivariance, which this plugin cannot run: this plugin cannot provide cuEquivariance's ops; "
-       "cuEquivariance defines its torch ops in Python only"},
-      {"accelerator_unknown", "toy_mpnn_L2_ts", {{"accelerator", "flashtp"}}, "",
-       "/parameters/accelerator"},
-  };
-  for (const BadInput& c : cases) {
-    SCOPED_TRACE(c.name);
-    const std::string file = scratch + "/" + c.name + ".json";
-    if (dt::world_rank() == 0) {
-      Json model = read_json(dir + "/" + manifest["models"][c.model]["model_file"].get<std::string>());
-      Json& params = model["parameters"];
-      params["graph"] = dir + "/" + params["graph"].get<std::string>();
-      params.merge_patch(c.parameters);
-      model["spec"] = dir + "/" + model["spec"].get<std::string>();
-      std::system(("mkdir -p " + scratch).c_str());
-      std::ofstream(file) << model.dump(1);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    dt::LammpsSession lmp;
-    const std::string error = lmp.run_expecting_error(
-        "plugin load " + dt::plugin_path() + "\nunits metal\natom_style atomic\nread_data " + dir + "/" +
-        manifest["data"].get<std::string>() + "\npair_style distspec " + c.style_words + "\npair_coeff * * " + file +
-        " Cu Ni");
-    EXPECT_NE(error.find(file), std::string::npos) << error;
-    EXPECT_NE(error.find(c.message), std::string::npos) << error;
-  }
-}
 
 }  // namespace

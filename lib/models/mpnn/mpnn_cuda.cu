@@ -699,9 +699,15 @@ class CudaNetwork final : public Model {
   void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request, ModelOutputs& out) override;
 
  private:
+  // The stages of compute(), each its kernel launch (none when it has no rows).
+  void resize_buffers(std::size_t n, bool virial);
+  void edge_geometry_stage();
+  void embed_stage(std::size_t n);
   template <int FPL> void forward_layer(const LayerArgs<T>& a);
+  void readout_stage(std::size_t n, std::size_t n_owned, bool gradients);
   template <int FPL> void backward_layer(const LayerArgs<T>& a);
-  LayerArgs<T> layer_args(int l, std::size_t n) ;
+  void forces_stage(std::size_t n, bool virial);
+  LayerArgs<T> layer_args(int l, std::size_t n);
 
   ModelInfo info_;
   Params params_;
@@ -792,23 +798,11 @@ void CudaNetwork<T>::backward_layer(const LayerArgs<T>& a) {
 }
 
 template <class T>
-void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
-                             ModelOutputs& out) {
-  require_cuda_dispatcher(dispatch, "mpnn");
-  const std::size_t n = graph.n_rows(), n_owned = graph.n_owned, F = static_cast<std::size_t>(F_);
-  out.reset(n, request, request.rows_on_device);
-  if (graph_.upload(graph, params_.n_species, "mpnn", "")) senders_.build(graph_);
-  const std::size_t S = graph_.n_receivers, E = graph_.n_edges;
-  const int L = params_.n_layers();
-  const bool gradients = request.forces || request.virial || request.virial_rows;
-  const bool virial = request.virial || request.virial_rows;
-
-  view_ = GraphView<T>{graph_.x.data(), graph_.species.data(), graph_.receivers.data(), graph_.offsets.data(),
-                       graph_.senders.data(), n, n_owned, S, senders_.edge_segment.data(), senders_.row_segment.data(),
-                       senders_.by_sender.data(), senders_.sender_offsets.data()};
+void CudaNetwork<T>::resize_buffers(std::size_t n, bool virial) {
+  const std::size_t S = graph_.n_receivers, E = graph_.n_edges, F = static_cast<std::size_t>(F_);
   std::size_t u_size = 0;
   for (const DeviceLayer<T>& d : layers_) u_size += S * static_cast<std::size_t>(d.H);
-  h_.resize((static_cast<std::size_t>(L) + 1) * n * F);
+  h_.resize((static_cast<std::size_t>(params_.n_layers()) + 1) * n * F);
   u_.resize(u_size);
   r_.resize(E);
   grad_r_.resize(E);
@@ -822,8 +816,13 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
   pair_rows_.zero();
   energy_rows_.zero();
   virial_.zero();
+}
 
-  // Edge lengths, the cutoff mask and the baseline, then h_0.
+// Edge lengths, the cutoff mask and the baseline's pair energies; counts the edges within the
+// cutoff while profiling (what the layers' flops are charged for).
+template <class T>
+void CudaNetwork<T>::edge_geometry_stage() {
+  const std::size_t S = graph_.n_receivers, E = graph_.n_edges;
   unsigned long long active = 0;
   if (S) {
     GeometryArgs<T> g;
@@ -848,11 +847,83 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
   }
   if (S && profiling()) active_.download(&active, 1);
   active_edges_ = profiling() ? double(active) : double(E);
-  if (n) {
-    LaunchTimer timer("DistSpec::MPNN::embed", double(n) * (4 + F * sizeof(T)), double(n) * (4 + F * sizeof(T)), 0);
-    embed<T><<<grid_for(n * F, 256), 256>>>(graph_.species.data(), n, F_, embedding_.data(), h_.data());
-    check_launch("DistSpec::MPNN::embed");
-  }
+}
+
+// h_0: each row's species embedding.
+template <class T>
+void CudaNetwork<T>::embed_stage(std::size_t n) {
+  if (!n) return;
+  const std::size_t F = static_cast<std::size_t>(F_);
+  LaunchTimer timer("DistSpec::MPNN::embed", double(n) * (4 + F * sizeof(T)), double(n) * (4 + F * sizeof(T)), 0);
+  embed<T><<<grid_for(n * F, 256), 256>>>(graph_.species.data(), n, F_, embedding_.data(), h_.data());
+  check_launch("DistSpec::MPNN::embed");
+}
+
+// Per-row energies of owned rows from h_L, and (with gradients) the readout's gradient into grad h_L.
+template <class T>
+void CudaNetwork<T>::readout_stage(std::size_t n, std::size_t n_owned, bool gradients) {
+  if (gradients) grad_h_.zero();
+  if (!n_owned) return;
+  const std::size_t F = static_cast<std::size_t>(F_);
+  ReadoutArgs<T> a;
+  a.h = h_.data() + static_cast<std::size_t>(params_.n_layers()) * n * F;
+  a.species = graph_.species.data();
+  a.n_owned = n_owned;
+  a.F = F_;
+  a.R = R_;
+  a.silu = params_.activation == Activation::silu;
+  a.w1 = readout_w1_.data();
+  a.b1 = readout_b1_.data();
+  a.w1t = readout_w1t_.data();
+  a.w2 = readout_w2_.data();
+  a.b2 = readout_b2_;
+  a.pair_rows = pair_rows_.data();
+  a.reference = reference_.data();
+  a.energy_rows = energy_rows_.data();
+  a.grad_h = gradients ? grad_h_.data() : nullptr;
+  LaunchTimer timer("DistSpec::MPNN::readout", double(n_owned) * (4 + 2 * F * sizeof(T) + 8 + sizeof(T)),
+                    double(n_owned) * (4 + 2 * F * sizeof(T) + 8 + sizeof(T)), double(n_owned) * 4.0 * F * R_);
+  readout<T><<<grid_for(n_owned, kWarps), kWarps * 32, kWarps * row_scratch(F_, R_, sizeof(T))>>>(a);
+  check_launch("DistSpec::MPNN::readout");
+}
+
+// Forces and (with virial) per-row virials from dE/dr.
+template <class T>
+void CudaNetwork<T>::forces_stage(std::size_t n, bool virial) {
+  if (!n) return;
+  const std::size_t E = graph_.n_edges;
+  ForceArgs<T> a;
+  a.g = view_;
+  a.r = r_.data();
+  a.grad_r = grad_r_.data();
+  a.forces = forces_.data();
+  a.virial_rows = virial ? virial_rows_.data() : nullptr;
+  LaunchTimer timer("DistSpec::MPNN::forces_virial",
+                    double(E) * (8 + 2 * sizeof(T)) + double(n) * (24 + 16 + 24 + (virial ? 48 : 0)),
+                    double(E) * (8 + 2 * sizeof(T) + 2 * 24 + 8) + double(n) * (24 + 16 + 24 + (virial ? 48 : 0)),
+                    double(E) * (virial ? 2 * 30 : 2 * 12));
+  forces_virial<T><<<grid_for(n, kWarps), kWarps * 32>>>(a);
+  check_launch("DistSpec::MPNN::forces_virial");
+}
+
+template <class T>
+void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
+                             ModelOutputs& out) {
+  require_cuda_dispatcher(dispatch, "mpnn");
+  const std::size_t n = graph.n_rows(), n_owned = graph.n_owned, F = static_cast<std::size_t>(F_);
+  out.reset(n, request, request.rows_on_device);
+  if (graph_.upload(graph, params_.n_species, "mpnn", "")) senders_.build(graph_);
+  const std::size_t S = graph_.n_receivers;
+  const int L = params_.n_layers();
+  const bool gradients = request.forces || request.virial || request.virial_rows;
+  const bool virial = request.virial || request.virial_rows;
+
+  view_ = GraphView<T>{graph_.x.data(), graph_.species.data(), graph_.receivers.data(), graph_.offsets.data(),
+                       graph_.senders.data(), n, n_owned, S, senders_.edge_segment.data(), senders_.row_segment.data(),
+                       senders_.by_sender.data(), senders_.sender_offsets.data()};
+  resize_buffers(n, virial);
+  edge_geometry_stage();
+  embed_stage(n);
 
   // Layers. h_0 holds promoted species' embeddings on halo rows already (replicated); from
   // layer 2 on the policy refreshes the halo rows of h_l before they are read.
@@ -865,30 +936,7 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
     else forward_layer<4>(a);
   }
 
-  // Per-row energies of owned rows, and the readout's gradient into grad h_L.
-  if (gradients) grad_h_.zero();
-  if (n_owned) {
-    ReadoutArgs<T> a;
-    a.h = h_.data() + static_cast<std::size_t>(L) * n * F;
-    a.species = graph_.species.data();
-    a.n_owned = n_owned;
-    a.F = F_;
-    a.R = R_;
-    a.silu = params_.activation == Activation::silu;
-    a.w1 = readout_w1_.data();
-    a.b1 = readout_b1_.data();
-    a.w1t = readout_w1t_.data();
-    a.w2 = readout_w2_.data();
-    a.b2 = readout_b2_;
-    a.pair_rows = pair_rows_.data();
-    a.reference = reference_.data();
-    a.energy_rows = energy_rows_.data();
-    a.grad_h = gradients ? grad_h_.data() : nullptr;
-    LaunchTimer timer("DistSpec::MPNN::readout", double(n_owned) * (4 + 2 * F * sizeof(T) + 8 + sizeof(T)),
-                      double(n_owned) * (4 + 2 * F * sizeof(T) + 8 + sizeof(T)), double(n_owned) * 4.0 * F * R_);
-    readout<T><<<grid_for(n_owned, kWarps), kWarps * 32, kWarps * row_scratch(F_, R_, sizeof(T))>>>(a);
-    check_launch("DistSpec::MPNN::readout");
-  }
+  readout_stage(n, n_owned, gradients);
   out.energy = device_sum(energy_rows_.data(), n_owned, sums_, total_);
   // Rows left on the device are set even without gradients: forces then stay zero there.
   if (request.rows_on_device) {
@@ -910,21 +958,7 @@ void CudaNetwork<T>::compute(const AtomGraph& graph, Dispatcher& dispatch, const
     if (l > 0) dispatch.before_gather_adjoint(Rows<T>{grad_h_.data(), n, F_}, RowKind::features);
   }
 
-  // Forces and per-row virial from dE/dr.
-  if (n) {
-    ForceArgs<T> a;
-    a.g = view_;
-    a.r = r_.data();
-    a.grad_r = grad_r_.data();
-    a.forces = forces_.data();
-    a.virial_rows = virial ? virial_rows_.data() : nullptr;
-    LaunchTimer timer("DistSpec::MPNN::forces_virial",
-                      double(E) * (8 + 2 * sizeof(T)) + double(n) * (24 + 16 + 24 + (virial ? 48 : 0)),
-                      double(E) * (8 + 2 * sizeof(T) + 2 * 24 + 8) + double(n) * (24 + 16 + 24 + (virial ? 48 : 0)),
-                      double(E) * (virial ? 2 * 30 : 2 * 12));
-    forces_virial<T><<<grid_for(n, kWarps), kWarps * 32>>>(a);
-    check_launch("DistSpec::MPNN::forces_virial");
-  }
+  forces_stage(n, virial);
   if (!request.rows_on_device) forces_.download(out.forces.data(), 3 * n);
   if (virial) {
     add_column_sums(virial_rows_.data(), n, 6, virial_.data(), sums_);
