@@ -79,6 +79,11 @@ class PairDistspec : public PairWithEndOfRun {
   void order_newton_on_pairs_first(int *senders);
   void build_graph();
   void rebuild_edges();
+  // The edge arrays just built (in the execution space's memory) as graph_'s edges.
+  void point_graph_at_edges(std::size_t n_receivers, const int *receivers, const int *offsets, const int *senders);
+  // After the edge arrays changed: the neighbour-list build they follow, and a new topology
+  // generation (a device model uploads the graph again).
+  void edges_rebuilt();
   void rebuild_owner_rows();
   void run_model(const char *style);
   void write_back();

@@ -83,16 +83,27 @@ void PairDistspec::rebuild_edges()
     }
     offsets_.push_back(static_cast<int>(senders_.size()));
   }
-  graph_.n_receivers = receivers_.size();
-  graph_.receivers = receivers_.data();
-  graph_.offsets = offsets_.data();
-  graph_.senders = senders_.data();
+  point_graph_at_edges(receivers_.size(), receivers_.data(), offsets_.data(), senders_.data());
+  if (plan_.newton_on_ends) order_newton_on_pairs_first(senders_.data());
+  if (model_->info().needs_owner_rows) rebuild_owner_rows();
+  edges_rebuilt();
+}
+
+void PairDistspec::point_graph_at_edges(std::size_t n_receivers, const int *receivers, const int *offsets,
+                                        const int *senders)
+{
+  graph_.n_receivers = n_receivers;
+  graph_.receivers = receivers;
+  graph_.offsets = offsets;
+  graph_.senders = senders;
   graph_.edge_list = plan_.edge_list;
   graph_.newton_on_ends = nullptr;
   graph_.owner_rows = nullptr;
-  if (plan_.newton_on_ends) order_newton_on_pairs_first(senders_.data());
+}
+
+void PairDistspec::edges_rebuilt()
+{
   edges_built_at_ = neighbor->ncalls;
-  if (model_->info().needs_owner_rows) rebuild_owner_rows();
   // Row counts, species and edges change only here: a device model uploads them only then.
   graph_.topology_generation = ++topology_generation_;
 }

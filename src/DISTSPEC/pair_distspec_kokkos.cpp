@@ -317,22 +317,14 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
         }
       });
 
-  graph_.n_receivers = n_receivers;
-  graph_.receivers = d_receivers_.data();
-  graph_.offsets = d_offsets_.data();
-  graph_.senders = d_senders_.data();
-  graph_.edge_list = plan_.edge_list;
-  graph_.newton_on_ends = nullptr;
-  graph_.owner_rows = nullptr;
+  point_graph_at_edges(n_receivers, d_receivers_.data(), d_offsets_.data(), d_senders_.data());
   // Host memory (a host space: half lists are for those only), so the plain style's ordering runs
   // on the views as they are.
   if (plan_.newton_on_ends) {
     DeviceType().fence();
     order_newton_on_pairs_first(d_senders_.data());
   }
-  edges_built_at_ = neighbor->ncalls;
-  // Row counts, species and edges change only here: a device model uploads them only then.
-  graph_.topology_generation = ++topology_generation_;
+  edges_rebuilt();
 }
 
 /* ----------------------------------------------------------------------
