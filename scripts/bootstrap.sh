@@ -170,15 +170,6 @@ build_lammps() {
 #   sevenn: sevenn (SevenNet-0's weights inside) wants e3nn >= 0.5, which clashes with MACE's:
 #         a third venv layered on the base the same way (about 0.4 GB; the wheel is GPL-3.0,
 #         and the models made from it are made at test time, never kept in the repository).
-PY_TORCH=2.15.0
-PY_NVALCHEMI=0.2.0
-PY_AIMNET=0.2.6
-PY_MACE=0.3.15
-PY_CUEQ=0.13.0
-PY_BASE_REQS=("torch==$PY_TORCH" "nvalchemi-toolkit==$PY_NVALCHEMI" "aimnet==$PY_AIMNET")
-PY_MACE_REQS=("mace-torch==$PY_MACE" "cuequivariance-torch==$PY_CUEQ")
-PY_SEVENN=0.13.0
-PY_SEVENN_REQS=("sevenn==$PY_SEVENN")
 PIP_OPTS=(--no-input --disable-pip-version-check --no-cache-dir --progress-bar off)
 
 # make_venv DIR LOG: a fresh venv at DIR with current pip and wheel.
@@ -201,10 +192,31 @@ pip_install() {
 }
 site_packages() { "$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
 
-PY_VERSION=$(/usr/bin/python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)
-PY_BASE_KEY=pyenv-py$PY_VERSION-torch$PY_TORCH-nvalchemi$PY_NVALCHEMI-aimnet$PY_AIMNET
-PY_MACE_KEY=$PY_BASE_KEY+mace$PY_MACE-cueq$PY_CUEQ
-PY_SEVENN_KEY=$PY_BASE_KEY+sevenn$PY_SEVENN
+# python_versions: the versions and cache keys of the environments. A function, run after the
+# Debian packages are in (python3 reads the pins): the exporter's tested pins
+# (tools/pyproject.toml, [tool.distspec.tested]) are the one place a version is written.
+tested_pin() {
+  /usr/bin/python3 - "$(dirname "${BASH_SOURCE[0]}")/../tools/pyproject.toml" "$1" <<'PY'
+import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    print(tomllib.load(f)["tool"]["distspec"]["tested"][sys.argv[2]])
+PY
+}
+python_versions() {
+  PY_TORCH=$(tested_pin torch)
+  PY_NVALCHEMI=$(tested_pin nvalchemi-toolkit)
+  PY_AIMNET=$(tested_pin aimnet)
+  PY_MACE=$(tested_pin mace-torch)
+  PY_CUEQ=$(tested_pin cuequivariance-torch)
+  PY_BASE_REQS=("torch==$PY_TORCH" "nvalchemi-toolkit==$PY_NVALCHEMI" "aimnet==$PY_AIMNET")
+  PY_MACE_REQS=("mace-torch==$PY_MACE" "cuequivariance-torch==$PY_CUEQ")
+  PY_SEVENN=$(tested_pin sevenn)
+  PY_SEVENN_REQS=("sevenn==$PY_SEVENN")
+  PY_VERSION=$(/usr/bin/python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)
+  PY_BASE_KEY=pyenv-py$PY_VERSION-torch$PY_TORCH-nvalchemi$PY_NVALCHEMI-aimnet$PY_AIMNET
+  PY_MACE_KEY=$PY_BASE_KEY+mace$PY_MACE-cueq$PY_CUEQ
+  PY_SEVENN_KEY=$PY_BASE_KEY+sevenn$PY_SEVENN
+}
 # build_layer KEY CHECK REQS...: a venv at $CACHE/KEY that sees the base's packages, with REQS;
 # CHECK (Python) must import what the layer is for.
 build_layer() {
@@ -261,6 +273,7 @@ LAMMPS_2026_KEY=lammps-20260704-mpi-plugin-manybody-kspace-molecule
 main() {
   if [ "${1:-}" = python ]; then
     install_packages
+    python_versions
     python_stage
     local envf="$CACHE/env.sh" tmp="$CACHE/env.sh.tmp"
     : > "$tmp"
@@ -271,6 +284,7 @@ main() {
     return 0
   fi
   install_packages
+  python_versions
   build_kokkos
   fetch_orig lammps 20220106.git7586adbb6a+ds1-2 lammps_20220106.git7586adbb6a+ds1.orig.tar.xz
   build_lammps "$LAMMPS_2021_KEY" "$CACHE/src/lammps_20220106.git7586adbb6a+ds1.orig.tar.xz" \

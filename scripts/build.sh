@@ -24,7 +24,7 @@ build_against() {
   local targets=() names=()
   read -r -a names <<< "${BUILD_TARGETS:-}"
   [ ${#names[@]} -gt 0 ] && targets=(--target "${names[@]}")
-  cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDISTSPEC_BUILD_TESTS=ON \
     -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
     -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-}" -DDISTSPEC_PYTHON_MACE="${DISTSPEC_PYTHON_MACE:-}" \
     -DDISTSPEC_PYTHON_SEVENN="${DISTSPEC_PYTHON_SEVENN:-}" \

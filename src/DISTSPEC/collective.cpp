@@ -7,6 +7,7 @@
 #include "comm.h"
 #include "error.h"
 #include "lammps.h"
+#include "utils.h"
 
 #include "distspec/error.h"
 
@@ -34,7 +35,8 @@ void broadcast(std::string &text, int root, MPI_Comm world)
 
 }    // namespace
 
-void LAMMPS_NS::run_collectively(LAMMPS *lmp, const std::string &context, const std::function<void()> &step)
+void LAMMPS_NS::run_collectively(LAMMPS *lmp, const char *file, int line, const std::string &context,
+                                 const std::function<void()> &step)
 {
   std::string message;
   try {
@@ -52,7 +54,7 @@ void LAMMPS_NS::run_collectively(LAMMPS *lmp, const std::string &context, const 
   if (first_failed == lmp->comm->nprocs) return;
   broadcast(message, first_failed, lmp->world);
   if (first_failed != 0) message += " (reported by MPI rank " + std::to_string(first_failed) + ")";
-  lmp->error->all(FLERR, context + ": " + message);
+  lmp->error->all(file, line, context + ": " + message);
 }
 
 std::string LAMMPS_NS::read_file_on_rank0(LAMMPS *lmp, const std::string &path)
@@ -77,7 +79,15 @@ std::string LAMMPS_NS::read_file_on_rank0(LAMMPS *lmp, const std::string &path)
   MPI_Bcast(&ok, 1, MPI_INT, 0, lmp->world);
   if (!ok)
     throw distspec::Error(distspec::error_id::io, "", "cannot open file (missing, unreadable or not a regular file)",
-                          "check the path (relative paths start from the directory LAMMPS runs in)", path);
+                          "check the path (relative paths start from the directory LAMMPS runs in; a file not "
+                          "found there is looked for in the folder LAMMPS_POTENTIALS names)", path);
   broadcast(bytes, 0, lmp->world);
   return bytes;
+}
+
+std::string LAMMPS_NS::find_potential_file(const std::string &path)
+{
+  // As LAMMPS finds potential files: the path itself, else its file name in LAMMPS_POTENTIALS.
+  const std::string where = utils::get_potential_file_path(path);
+  return where.empty() ? path : where;
 }

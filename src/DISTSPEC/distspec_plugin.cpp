@@ -4,6 +4,7 @@
 ------------------------------------------------------------------------- */
 
 #include "lammpsplugin.h"
+#include "lammps.h"
 #include "version.h"
 
 #include "pair_distspec.h"
@@ -15,6 +16,8 @@
 #ifdef DISTSPEC_WITH_TORCH
 #include "models/torch/halo_ops.h"
 #endif
+
+#include <cstdio>
 
 using namespace LAMMPS_NS;
 
@@ -37,6 +40,41 @@ Fix *end_of_run_fix_creator(LAMMPS *lmp, int narg, char **arg)
   return new FixDistspecEndOfRun(lmp, narg, arg);
 }
 
+// LAMMPS announces each style a plugin registers on a line of its own. The package announces
+// itself once, naming all its styles; the rest register with the log closed, so a version
+// mismatch (printed with the first) is not hidden but nothing is said four times.
+class QuietLog {
+ public:
+  explicit QuietLog(LAMMPS *lmp) : lmp_(lmp), screen_(lmp->screen), logfile_(lmp->logfile)
+  {
+    lmp->screen = nullptr;
+    lmp->logfile = nullptr;
+  }
+  ~QuietLog()
+  {
+    lmp_->screen = screen_;
+    lmp_->logfile = logfile_;
+  }
+  QuietLog(const QuietLog &) = delete;
+  QuietLog &operator=(const QuietLog &) = delete;
+
+ private:
+  LAMMPS *lmp_;
+  FILE *screen_;
+  FILE *logfile_;
+};
+
+#ifdef DISTSPEC_WITH_CUDA
+#define DISTSPEC_DEVICES "CPU, CUDA"
+#else
+#define DISTSPEC_DEVICES "CPU"
+#endif
+#ifdef LMP_KOKKOS
+#define DISTSPEC_STYLES "pair styles distspec, distspec/kk, distspec/kk/device, distspec/kk/host"
+#else
+#define DISTSPEC_STYLES "pair style distspec"
+#endif
+
 }    // namespace
 
 extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *lmp, void *handle, void *regfunc)
@@ -51,16 +89,13 @@ extern "C" __attribute__((visibility("default"))) void lammpsplugin_init(void *l
   plugin.version = LAMMPS_VERSION;
   plugin.style = "pair";
   plugin.name = "distspec";
-#ifdef DISTSPEC_WITH_CUDA
-  plugin.info = "DISTSPEC: spec-driven distributed ML potentials (CPU, CUDA)";
-#else
-  plugin.info = "DISTSPEC: spec-driven distributed ML potentials (CPU)";
-#endif
+  plugin.info = "DISTSPEC: spec-driven distributed ML potentials (" DISTSPEC_DEVICES "): " DISTSPEC_STYLES;
   plugin.author = "DISTSPEC developers";
   plugin.creator.v1 = reinterpret_cast<lammpsplugin_factory1 *>(&distspec_creator);
   plugin.handle = handle;
   (*register_plugin)(&plugin, lmp);
 
+  const QuietLog quiet(static_cast<LAMMPS *>(lmp));
 #ifdef LMP_KOKKOS
   plugin.info = "DISTSPEC: spec-driven distributed ML potentials (KOKKOS)";
   plugin.name = "distspec/kk";

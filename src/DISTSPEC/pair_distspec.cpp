@@ -78,7 +78,7 @@ PairDistspec::~PairDistspec()
 void PairDistspec::settings(int narg, char **arg)
 {
   const auto before = settings_;
-  run_collectively(lmp, "pair_style distspec", [&] { settings_ = DistspecSettings::parse(words_of(narg, arg)); });
+  run_collectively(lmp, FLERR, "pair_style distspec", [&] { settings_ = DistspecSettings::parse(words_of(narg, arg)); });
   check_device();
   timing_.enable(settings_.timing);
   // A re-issued pair_style keeps the pair_coeff model: read it again under a new spec or
@@ -86,7 +86,7 @@ void PairDistspec::settings(int narg, char **arg)
   if (model_file_ && (settings_.spec_file != before.spec_file || settings_.precision != before.precision))
     load_model(std::string(model_file_->path));
   else if (model_file_ && settings_.device != before.device)
-    run_collectively(lmp, "pair_style distspec",
+    run_collectively(lmp, FLERR, "pair_style distspec",
                      [&] { model_ = distspec::models::make_model(*model_file_, model_device()); });
 }
 
@@ -152,10 +152,11 @@ void PairDistspec::coeff(int narg, char **arg)
 // Rank 0 reads the model file and broadcasts it; every rank parses it, so all fail together.
 void PairDistspec::load_model(const std::string &model_path)
 {
-  run_collectively(lmp, "pair_coeff distspec", [&] {
-    const std::string bytes = read_file_on_rank0(lmp, model_path);
+  run_collectively(lmp, FLERR, "pair_coeff distspec", [&] {
+    const std::string path = find_potential_file(model_path);
+    const std::string bytes = read_file_on_rank0(lmp, path);
     model_file_ = std::make_unique<distspec::models::ModelFile>(
-        distspec::models::parse_model_file(bytes, model_path, settings_.spec_file));
+        distspec::models::parse_model_file(bytes, path, settings_.spec_file));
     if (!settings_.precision.empty()) model_file_->precision = settings_.precision;
     model_ = distspec::models::make_model(*model_file_, model_device());
     // Output lists LAMMPS cannot take are refused here, before the run plan is made.
@@ -180,7 +181,7 @@ void PairDistspec::init_style()
   require_same_on_every_rank(lmp, run.value(), model_file_->spec_source);
 
   // Every spec x model rule lives in the models layer; this style hands in LAMMPS' facts.
-  run_collectively(lmp, "pair_style distspec", [&] {
+  run_collectively(lmp, FLERR, "pair_style distspec", [&] {
     plan_ = distspec::models::bind_model(*model_file_, info, host_facts());
     dispatcher_ = std::make_unique<distspec::Dispatcher>(spec.core, model_device(), info.ops, comm->nprocs,
                                                          plan_.halo);

@@ -14,7 +14,7 @@ namespace {
 
 [[noreturn]] void bad(const std::string &message, const std::string &hint)
 {
-  throw distspec::Error("input.keyword", "", "pair_style distspec: " + message, hint);
+  throw distspec::Error("input.keyword", "", message, hint);
 }
 
 // The value after keyword `words[i]`, which must be one of `allowed` (when given).

@@ -17,3 +17,5 @@ class Adapted:
     source: str
     spec: Any = None                      # the model kind's own MLIPSpec (or a function giving it), if any
     message_passing_layers: int | None = None
+    units: str | None = None              # the LAMMPS units of its energies and lengths, where it says
+    cutoff: float | None = None           # its own neighbour cutoff, where it declares one

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from .adapted import Adapted
-from .trace import INPUT_NAMES, ExportError
+from .trace import INPUT_NAMES, UNITS, ExportError
 
 KINDS = ("auto", "plain", "mace", "aimnet", "sevennet")
 
@@ -47,9 +47,16 @@ def plain(module: Any, dtype: torch.dtype) -> Adapted:
             f"({', '.join(INPUT_NAMES)}) and returns atomic energies [N]")
     module = _prepare(module, dtype)
     layers = getattr(module, "message_passing_layers", None)
+    # What the module declares of itself (attributes `units`, `cutoff`) is checked against the
+    # command line; a module that declares nothing is taken at its word.
+    units = getattr(module, "units", None)
+    if units is not None and units not in UNITS:
+        raise ExportError(f"{type(module).__name__}.units is {units!r}, not a LAMMPS units style {list(UNITS)}")
+    cutoff = getattr(module, "cutoff", None)
+    cutoff = float(cutoff) if isinstance(cutoff, (int, float)) and not isinstance(cutoff, bool) else None
     return Adapted(module, "plain", f"{type(module).__name__} (PyTorch module)",
                    f"{type(module).__module__}.{type(module).__qualname__}",
-                   message_passing_layers=int(layers) if isinstance(layers, int) else None)
+                   message_passing_layers=int(layers) if isinstance(layers, int) else None, units=units, cutoff=cutoff)
 
 
 def detect(model: Any) -> str:

@@ -160,7 +160,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
                    f"AIMNet2 ({type(core).__name__}, {len(core.mlps)} passes, AEV cutoff {rc:g}, "
                    f"max_neighbors {max_neighbors})",
                    f"{type(core).__module__}.{type(core).__qualname__}", spec=_halo_spec(_aimnet2_halo_spec()),
-                   message_passing_layers=len(core.mlps))
+                   message_passing_layers=len(core.mlps), units="metal")
 
 
 def _halo_spec(spec: Any) -> Any:

@@ -14,12 +14,11 @@ import torch
 
 from . import accelerators, adapters, check, trace
 from .files import spec_dict, write_model_file, write_spec  # noqa: F401 (write_spec: public)
-from .trace import ExportError
+from .trace import UNITS, ExportError  # noqa: F401 (UNITS: the command line's choices)
 
 FORMATS = {"aoti": ".pt2", "torchscript": ".pt"}
 PRECISIONS = {"fp64": torch.float64, "fp32": torch.float32}
 DEVICES = ("cpu", "cuda")
-UNITS = ("lj", "real", "metal", "si", "cgs", "electron", "micro", "nano")  # LAMMPS `units` styles
 HALO_POLICIES = ("halo", "refresh_halo")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -210,6 +209,7 @@ def _trace(model: Any, spec: Any, o: ExportOptions) -> _Traced:
     kind = adapters.detect(model) if o.kind == "auto" else o.kind
     accelerator = accelerators.check_choice(o.accelerate, kind, o.device)
     adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator)
+    _check_declared(o, adapted)
     if spec is None:
         spec = adapted.spec() if callable(adapted.spec) else adapted.spec
         if spec is None:
@@ -233,6 +233,17 @@ def _trace(model: Any, spec: Any, o: ExportOptions) -> _Traced:
         # or by a scatter correction (which the backward calls once more).
         layers = max(1, sites.get("halo_forward_static", 0), sites.get("halo_scatter_correct_static", 0) // 2)
     return _Traced(adapted, gm, example, spec_d, custom_ops, sites, width, int(layers), accelerator)
+
+
+def _check_declared(o: ExportOptions, adapted: Any) -> None:
+    """--units and --cutoff against what the model says of itself."""
+    if adapted.units and o.units != adapted.units:
+        raise ExportError(f"--units {o.units}: {adapted.description} computes energies and lengths in LAMMPS units "
+                          f"'{adapted.units}', and the plugin converts none; use --units {adapted.units} (and "
+                          f"'units {adapted.units}' in the input script)")
+    if adapted.cutoff is not None and o.cutoff < adapted.cutoff - 1e-9 * max(1.0, adapted.cutoff):
+        raise ExportError(f"--cutoff {o.cutoff:g} is below {adapted.description}'s own cutoff {adapted.cutoff:g}: "
+                          f"neighbours between the two would be missing; use --cutoff {adapted.cutoff:g}")
 
 
 def _graph_metadata(o: ExportOptions, t: _Traced) -> dict[str, str]:

@@ -218,4 +218,4 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     return Adapted(energy_graph, "mace",
                    f"MACE ({type(mace_model).__name__}, {layers} interactions, r_max {r_max:g})",
                    f"{type(mace_model).__module__}.{type(mace_model).__qualname__}", spec=spec,
-                   message_passing_layers=layers)
+                   message_passing_layers=layers, units="metal")

@@ -164,7 +164,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
                    f"SevenNet ({type(model).__name__}, {blocks} interaction blocks, cutoff {model_cutoff:g}, "
                    f"{len(type_map)} elements)",
                    f"{type(model).__module__}.{type(model).__qualname__}", spec=spec() if ops.have_nvalchemi() else None,
-                   message_passing_layers=blocks)
+                   message_passing_layers=blocks, units="metal")
 
 
 SERIAL_CONTRACT = "sevennet-serial"

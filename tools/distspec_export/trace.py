@@ -26,6 +26,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from . import ops
 
 CONTRACT = 1
+UNITS = ("lj", "real", "metal", "si", "cgs", "electron", "micro", "nano")  # LAMMPS `units` styles
 INPUT_NAMES = ("positions", "species", "edge_index", "n_owned", "send_index", "recv_dest", "recv_real")
 OUTPUT_NAMES = ("atomic_energies", "forces")
 

@@ -18,6 +18,8 @@
 #   torch.fixtures_aimnet  a 3-pass AIMNet2 with random weights (aimnet_P3.pt2, ref_aimnet_P3.json:
 #                   AIMNet2's own periodic evaluation of molecules.data); ctest fixture
 #                   torch_aimnet_fixtures; torch.export_aimnet checks it as torch.export does.
+#   torch.exporter_install  test_install.py: pip install ./tools (and [mace], [sevennet]) into
+#                   fresh environments, offline; the installed distspec-export against the checkout's.
 #   torch.fixtures_sevennet  SevenNet-0 (sevenn, GPL-3.0, exported at test time: 7net0.pt2, fp32) and
 #                   SevenNetCalculator references on four small crystals; in DISTSPEC_PYTHON_SEVENN's
 #                   environment; ctest fixture torch_sevennet_fixtures.
@@ -72,3 +74,12 @@ torch_fixture_set(mace "${DISTSPEC_PYTHON_MACE}" EXPORT_TEST SHARED_DATA)
 torch_fixture_set(twin "${DISTSPEC_PYTHON}" SHARED_DATA)
 torch_fixture_set(aimnet "${DISTSPEC_PYTHON}" EXPORT_TEST)
 torch_fixture_set(sevennet "${DISTSPEC_PYTHON_SEVENN}")
+
+# torch.exporter_install: `pip install ./tools` (and its mace and sevennet extras) into fresh
+# environments layered on the bootstrap's, with no package index (the tested versions must meet
+# the requirements); the installed console script writes what the checkout's writes.
+add_test(NAME torch.exporter_install
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_install.py" --work "${CMAKE_CURRENT_BINARY_DIR}/exporter_install"
+          --python "${DISTSPEC_PYTHON}")
+set_tests_properties(torch.exporter_install PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 900
+  ENVIRONMENT "DISTSPEC_PYTHON_MACE=${DISTSPEC_PYTHON_MACE};DISTSPEC_PYTHON_SEVENN=${DISTSPEC_PYTHON_SEVENN}")

@@ -46,22 +46,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "tools"))
 
+from results import Results  # noqa: E402
 
 TOLERANCE = 1e-10
 LAYOUTS = ((2.0, 11), (0.5, 23))  # (skin, shuffle seed)
 DOC_PARAMETERS = ["graph", "format", "precision", "message_passing_layers", "comm_width", "contract", "torch_version"]
-
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = self.failed = 0
-
-    def report(self, ok: bool, name: str, detail: str) -> None:
-        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
 
 
 def relative(a, b) -> float:
@@ -181,6 +170,10 @@ BAD_INPUTS = [  # (name, extra argv replacing the defaults, text the message mus
     ("accelerator for a kind without one", ["--accelerate", "oeq"], "not for a 'plain' model"),
     ("accelerator on the cpu", ["--kind", "sevennet", "--accelerate", "oeq"], "run on cuda only"),
     ("MACE accelerator on the cpu", ["--kind", "mace", "--accelerate", "oeq"], "run on cuda only"),
+    ("cutoff below the model's own", ["--cutoff", "3.0"], "below ToyMPNN (PyTorch module)'s own cutoff 4.5"),
+    ("units other than the model's",
+     ["--module", "{native}:build", "--module-args", '{"model_file": "{cu_mpnn}"}', "--elements", "Cu", "--cutoff",
+      "5.0", "--units", "real"], "computes energies and lengths in LAMMPS units 'metal'"),
 ]
 
 
@@ -204,7 +197,9 @@ def check_cli(results: Results, workdir: Path) -> None:
             key, values = extra[i], []
             i += 1
             while i < len(extra) and not extra[i].startswith("--"):
-                values.append(extra[i].replace("{toy}", toy).replace("{local_spec}", str(workdir / "local.spec.json")))
+                values.append(extra[i].replace("{toy}", toy).replace("{local_spec}", str(workdir / "local.spec.json"))
+                              .replace("{native}", str(HERE / "native_mpnn.py"))
+                              .replace("{cu_mpnn}", str(HERE.parent.parent / "potentials" / "cu_mpnn_L2.json")))
                 i += 1
             opts[key] = values if key == "--elements" else values[0]
         argv = []
