@@ -1,5 +1,7 @@
 // distspec-spec: validate MLIPSpec v2 files and show what the native runtime does with them,
-// or print a spec's canonical bytes.
+// print a spec's canonical bytes, a built-in architecture's default spec, or the model file a
+// LAMMPS potential file stands for.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -21,13 +23,21 @@ namespace {
 constexpr char kUsage[] =
     "usage: distspec-spec check [--strict] FILE...\n"
     "       distspec-spec format FILE\n"
+    "       distspec-spec default ARCHITECTURE\n"
+    "       distspec-spec model POTENTIAL_FILE\n"
     "\n"
     "check   validate each MLIPSpec v2 file and summarise it: policy and modes, op adapters\n"
     "        and their transforms, helpers and their native meaning, outputs, shard fields.\n"
     "        A DISTSPEC model file is checked as pair_coeff would load it: its parameters, its\n"
     "        spec (inline or referenced) and the binding of every op to a loaded kernel.\n"
     "        --strict also rejects helpers that have no native meaning.\n"
+    "        A LAMMPS potential file (Cu_u3.eam, *.eam.alloy, *.eam.fs) is checked as the model\n"
+    "        file it stands for.\n"
     "format  print the canonical bytes of FILE (what nvalchemi's MLIPSpec.save() writes).\n"
+    "default print the spec a model file of a built-in ARCHITECTURE (lj, eam, mpnn, ewald) runs\n"
+    "        under when it names none: the file to start from for a spec of your own.\n"
+    "model   print the model file pair_style distspec reads a LAMMPS potential file as (the file\n"
+    "        given to pair_coeff in place of a model file): to edit, e.g. to name a spec.\n"
     "\n"
     "exit status: 0 all valid, 1 a file is invalid or unreadable, 2 bad usage\n";
 
@@ -36,13 +46,57 @@ int usage_error(const char* why) {
   return 2;
 }
 
-// True when the file is a DISTSPEC model file rather than a bare spec.
+// True when the file is a DISTSPEC model file rather than a bare spec, or a potential file
+// that reads as one.
 bool is_model_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
   const auto j = nlohmann::json::parse(bytes.str(), nullptr, false);
+  if (j.is_discarded()) {
+    try {
+      return distspec::models::model_for_foreign_file(bytes.str(), path).has_value();
+    } catch (const distspec::Error&) {
+      return true;  // a broken potential file: the model reader says what is wrong with it
+    }
+  }
   return j.is_object() && j.contains("format") && j["format"] == "distspec-model";
+}
+
+int print_default_spec(const std::string& architecture) {
+  const auto& names = distspec::models::architecture_names();
+  if (std::find(names.begin(), names.end(), architecture) == names.end()) {
+    std::fprintf(stderr, "distspec-spec: unknown architecture '%s' (known: lj, eam, mpnn, ewald, torch)\n",
+                 architecture.c_str());
+    return 1;
+  }
+  const auto spec = distspec::models::default_spec(architecture);
+  if (!spec) {
+    std::fprintf(stderr,
+                 "distspec-spec: architecture '%s' has no default spec: its model files name the spec "
+                 "the exporter wrote\n",
+                 architecture.c_str());
+    return 1;
+  }
+  std::fwrite(spec->text.data(), 1, spec->text.size(), stdout);
+  return 0;
+}
+
+int print_model_file(const std::string& path) {
+  try {
+    const std::string bytes = distspec::models::read_file_bytes(path);
+    const auto model = distspec::models::model_for_foreign_file(bytes, path);
+    if (!model) {
+      std::fprintf(stderr, "%s: not a LAMMPS potential file that a built-in architecture reads\n", path.c_str());
+      return 1;
+    }
+    distspec::models::make_model(distspec::models::parse_model_file(bytes, path, ""));  // it must load
+    std::printf("%s\n", model->dump(2).c_str());
+    return 0;
+  } catch (const distspec::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
 }
 
 // Loads a model file the way pair_coeff does (one rank) and returns its spec; prints the model.
@@ -133,6 +187,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", e.what());
       return 1;
     }
+  }
+  if (command == "default") {
+    if (args.size() != 2) return usage_error("default takes exactly one ARCHITECTURE");
+    return print_default_spec(args[1]);
+  }
+  if (command == "model") {
+    if (args.size() != 2) return usage_error("model takes exactly one POTENTIAL_FILE");
+    return print_model_file(args[1]);
   }
   return usage_error(("unknown command " + command).c_str());
 }

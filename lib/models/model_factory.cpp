@@ -4,7 +4,8 @@
 
 #include "distspec/error.h"
 #include "models/eam/eam.h"
-#include "models/eam/potential_file_hint.h"
+#include "models/builtin_specs.h"
+#include "models/eam/potential_file.h"
 #include "models/ewald/ewald.h"
 #include "models/lj/lj.h"
 #include "models/mpnn/mpnn.h"
@@ -21,9 +22,12 @@ struct Architecture {
   void (*register_ops)(OpRegistry&);       // nullptr: the model registers no kernels
   void (*register_cuda_ops)(OpRegistry&);  // likewise, for Device::cuda
   bool fp32 = false;                       // has fp32 kernels (else fp64 only)
-  // Recognises a file of another program that a model file of this architecture wraps (a
-  // LAMMPS potential file): the error to answer it with. nullptr: none.
-  std::optional<Error> (*foreign_file)(std::string_view bytes, const std::string& path) = nullptr;
+  // The shipped spec (potentials/specs/, compiled in) a model file that names none runs under;
+  // nullptr: a model file must name its spec.
+  const char* default_spec = nullptr;
+  // Reads a file of another program that a model file of this architecture wraps (a LAMMPS
+  // potential file) as the model file it stands for. nullptr: none.
+  std::optional<Json> (*foreign_file)(std::string_view bytes, const std::string& path) = nullptr;
   // Rows of one architecture name that differ by calling convention: this row serves the files
   // it accepts (nullptr: every file of the name that an earlier row did not take).
   bool (*serves)(const ModelFile&) = nullptr;
@@ -59,18 +63,18 @@ constexpr bool (*kSevenNetSerial)(const ModelFile&) = nullptr;
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list{
-      {"lj", lj::make_model, lj::register_ops, kLJCuda},
-      {"eam", eam::make_model, eam::register_ops, kEAMCuda, false, eam::potential_file_hint},
+      {"lj", lj::make_model, lj::register_ops, kLJCuda, false, "lj_halo.json"},
+      {"eam", eam::make_model, eam::register_ops, kEAMCuda, false, "eam_halo.json", eam::model_for_potential_file},
       // The network runs on the tape (lib/distspec/tensor) on the cpu, as its own kernels on
       // cuda: no op of either is called through the dispatcher.
-      {"mpnn", mpnn::make_model, nullptr, nullptr, true},
-      {"ewald", ewald::make_model, ewald::register_ops, kEwaldCuda},
+      {"mpnn", mpnn::make_model, nullptr, nullptr, true, "mpnn_halo.json"},
+      {"ewald", ewald::make_model, ewald::register_ops, kEwaldCuda, false, "ewald_halo.json"},
       // An exported PyTorch graph: its halo ops run inside the graph (lib/models/torch); the
       // registry holds their names for the dispatcher, on every device, and the graph's own
       // precision is checked against the one asked for.
       // SevenNet's own serial module (lib/models/torch/sevennet_serial.h): one rank, SevenNet's
       // inputs, no halo ops.
-      {"torch", kSevenNetSerialMake, kTorchOps, nullptr, true, nullptr, kSevenNetSerial},
+      {"torch", kSevenNetSerialMake, kTorchOps, nullptr, true, nullptr, nullptr, kSevenNetSerial},
       {"torch", kTorchMake, kTorchOps, nullptr, true},
   };
   return list;
@@ -88,10 +92,22 @@ const std::vector<std::string>& architecture_names() {
   return names;
 }
 
-std::optional<Error> foreign_potential_file(std::string_view bytes, const std::string& path) {
+std::optional<Json> model_for_foreign_file(std::string_view bytes, const std::string& path) {
   for (const Architecture& a : architectures())
     if (a.foreign_file)
-      if (auto hint = a.foreign_file(bytes, path)) return hint;
+      if (auto model = a.foreign_file(bytes, path)) return model;
+  return std::nullopt;
+}
+
+std::optional<DefaultSpec> default_spec(const std::string& architecture) {
+  for (const Architecture& a : architectures())
+    if (a.name == architecture && a.default_spec) {
+      const auto text = builtin_spec_text(a.default_spec);
+      if (!text)  // the table and lib/models/CMakeLists.txt's list disagree: a build error
+        throw Error(model_error_id::value, "/spec", std::string("the default spec ") + a.default_spec +
+                                                        " of architecture '" + architecture + "' is not compiled in");
+      return DefaultSpec{a.default_spec, *text};
+    }
   return std::nullopt;
 }
 

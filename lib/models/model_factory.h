@@ -21,9 +21,19 @@ namespace distspec::models {
 const std::vector<std::string>& architecture_names();
 
 // A file that is no model file but one of another program that an architecture wraps (a
-// LAMMPS EAM potential file given to pair_coeff): the error that says what it is and which
-// model file to write. std::nullopt for anything else.
-std::optional<Error> foreign_potential_file(std::string_view bytes, const std::string& path);
+// LAMMPS EAM potential file given to pair_coeff): the model file (JSON) it stands for, which
+// names no spec (its architecture's default applies). std::nullopt for anything else; a file
+// that is one of those but is broken throws its reader's distspec::Error.
+std::optional<Json> model_for_foreign_file(std::string_view bytes, const std::string& path);
+
+// The spec a model file of `architecture` runs under when it names none: a shipped spec file
+// (potentials/specs/), compiled in. std::nullopt for architectures without one (torch: the
+// exporter writes the model's spec).
+struct DefaultSpec {
+  std::string name;       // "eam_halo.json"
+  std::string_view text;  // its bytes
+};
+std::optional<DefaultSpec> default_spec(const std::string& architecture);
 
 // Builds the model the file describes, running on `device`; parameter errors point into the
 // file. Device::cuda needs a build with DISTSPEC_ENABLE_CUDA (else distspec::Error, id

@@ -51,9 +51,16 @@ void read_spec(const Json* value, ModelFile& m, const std::string& spec_override
     m.spec_source = spec_override;
     return;
   }
-  if (!value)
+  if (!value) {
+    // A built-in architecture's own spec, compiled in (distspec-spec ARCHITECTURE writes it out).
+    if (const auto builtin = default_spec(m.architecture)) {
+      m.spec_source = builtin->name + " (built in)";
+      m.spec = read_mlip_spec(builtin->text, m.spec_source);
+      return;
+    }
     throw Error(model_error_id::missing_key, "/spec", "missing required key 'spec'",
                 "give the MLIPSpec inline, a path to a spec file, or `pair_style distspec spec FILE`");
+  }
   if (value->is_object()) {
     m.spec = mlip_spec_from_json(*value, m.path, "/spec");
     m.spec_source = "inline";
@@ -140,10 +147,11 @@ ModelFile parse_model_file(std::string_view bytes, const std::string& path, cons
     try {
       root = parse_json_strict(bytes, path);
     } catch (const Error&) {
-      // Not JSON: a LAMMPS potential file where the model file belongs, perhaps. An
-      // architecture that wraps such files says so, with the lines to write.
-      if (auto hint = foreign_potential_file(bytes, path)) throw *hint;
-      throw;
+      // Not JSON: a LAMMPS potential file where the model file belongs, perhaps, which an
+      // architecture reads as the model file it stands for.
+      auto model = model_for_foreign_file(bytes, path);
+      if (!model) throw;
+      root = std::move(*model);
     }
     return parse(root, path, spec_override);
   } catch (const Error& e) {

@@ -16,7 +16,9 @@
 //                                          two is required
 //     "spec": {...} | "specs/x.json",      MLIPSpec v2 object inline, or a path to the file
 //                                          nvalchemi wrote (relative to the model file's folder);
-//                                          required unless a spec override is given
+//                                          required unless a spec override is given or the
+//                                          architecture has a default (model_factory.h
+//                                          default_spec: the shipped spec, compiled in)
 //     "runtime": {                         optional: what a native runtime needs beyond the spec
 //       "autograd_outputs": ["forces"],    outputs taken from autograd (default: none)
 //       "force_strategy": "analytic",      "analytic" (kernels return forces, the default) or
@@ -63,7 +65,8 @@ struct ModelFile {
 };
 
 // Parses model-file bytes (the LAMMPS glue reads them on rank 0 and broadcasts; every rank
-// parses). `path` names the file in errors and anchors relative paths. A non-empty
+// parses); bytes that are no JSON but a file an architecture wraps (a LAMMPS EAM potential file)
+// parse as the model file they stand for (model_factory.h model_for_foreign_file). `path` names the file in errors and anchors relative paths. A non-empty
 // `spec_override` (pair_style distspec spec FILE, relative to the working directory) replaces
 // the model's spec. Throws distspec::Error.
 ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override);

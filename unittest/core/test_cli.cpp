@@ -11,6 +11,7 @@ namespace {
 
 const std::string kTool = DISTSPEC_SPEC_TOOL;
 const std::string kSpecs = DISTSPEC_SHARED_SPECS_DIR;
+const std::string kPotentials = DISTSPEC_POTENTIALS_DIR;
 
 struct ToolRun {
   int status;
@@ -107,12 +108,52 @@ TEST(Cli, FormatPrintsTheCanonicalBytes) {
       << r.output;
 }
 
+// The spec a built-in architecture runs under when its model file names none is the shipped
+// file, byte for byte; the torch kind has none (the exporter writes each model's).
+TEST(Cli, DefaultPrintsTheShippedSpecOfAnArchitecture) {
+  for (const char* architecture : {"lj", "eam", "mpnn", "ewald"}) {
+    const ToolRun r = run(std::string("default ") + architecture, false);
+    EXPECT_EQ(r.status, 0) << architecture;
+    EXPECT_EQ(r.output, read_file(kPotentials + "/specs/" + architecture + "_halo.json")) << architecture;
+  }
+  const ToolRun torch = run("default torch");
+  EXPECT_EQ(torch.status, 1);
+  EXPECT_NE(torch.output.find("architecture 'torch' has no default spec"), std::string::npos) << torch.output;
+  EXPECT_EQ(run("default eams").status, 1);
+}
+
+// A LAMMPS potential file: `model` prints the model file it stands for, which, saved beside the
+// potential file, checks as a model of the file's elements and cutoff; `check` takes the
+// potential file itself as that model.
+TEST(Cli, ModelPrintsTheModelFileOfAPotentialFile) {
+  const std::string dir = ::testing::TempDir();
+  write_temp("NiAlH_jea.eam.fs", read_file(kPotentials + "/NiAlH_jea.eam.fs"));
+  const ToolRun r = run("model '" + kPotentials + "/NiAlH_jea.eam.fs'", false);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("\"file_format\": \"fs\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"parameters_file\": \"NiAlH_jea.eam.fs\""), std::string::npos) << r.output;
+  const std::string model = write_temp("nialh.json", r.output);
+  const ToolRun checked = run("check '" + model + "'");
+  EXPECT_EQ(checked.status, 0) << checked.output;
+  EXPECT_NE(checked.output.find("valid DISTSPEC model (eam, elements Ni Al H, cutoff 5.65 metal"), std::string::npos)
+      << checked.output;
+  EXPECT_NE(checked.output.find("spec: eam_halo.json (built in)"), std::string::npos) << checked.output;
+  const ToolRun direct = run("check '" + kPotentials + "/Cu_u3.eam'");
+  EXPECT_EQ(direct.status, 0) << direct.output;
+  EXPECT_NE(direct.output.find("valid DISTSPEC model (eam, elements Cu"), std::string::npos) << direct.output;
+  const ToolRun not_one = run("model '" + kSpecs + "/ewald_halo.json'");
+  EXPECT_EQ(not_one.status, 1);
+  EXPECT_NE(not_one.output.find("not a LAMMPS potential file"), std::string::npos) << not_one.output;
+}
+
 TEST(Cli, BadUsageExitsTwo) {
   EXPECT_EQ(run("").status, 2);
   EXPECT_EQ(run("check").status, 2);
   EXPECT_EQ(run("format a b").status, 2);
   EXPECT_EQ(run("frobnicate x").status, 2);
   EXPECT_EQ(run("check --bogus x").status, 2);
+  EXPECT_EQ(run("default").status, 2);
+  EXPECT_EQ(run("model a b").status, 2);
   const ToolRun help = run("--help");
   EXPECT_EQ(help.status, 0);
   EXPECT_EQ(help.output.rfind("usage: distspec-spec check", 0), 0u);

@@ -272,6 +272,21 @@ std::vector<CaseFile> read_files(Fields& f, const std::vector<CaseFile>& base)
 
 const std::vector<std::string> kRequirements = {"torch", "no_torch", "no_gpu"};
 
+// "environment": {"NAME": "value"} to set, null to unset.
+Environment read_environment(Fields& f)
+{
+  Environment out;
+  if (!f.has("environment")) return out;
+  const Json& env = f.get("environment");
+  if (!env.is_object()) throw CaseError(f.at("environment"), "expected an object of variable names");
+  for (const auto& item : env.items()) {
+    if (item.value().is_null()) out.emplace_back(item.key(), std::nullopt);
+    else if (item.value().is_string()) out.emplace_back(item.key(), item.value().get<std::string>());
+    else throw CaseError(f.at("environment") + "/" + item.key(), "expected a string, or null to unset it");
+  }
+  return out;
+}
+
 ErrorRow read_error(const Json& j, const std::string& path, const Case& c)
 {
   Fields f(j, path);
@@ -309,15 +324,7 @@ ErrorRow read_error(const Json& j, const std::string& path, const Case& c)
   if (e.expected.empty()) throw CaseError(f.at("expected"), "expected the parts of the error message, at least one");
   e.ranks = read_ranks(f);
   if (f.has("requires")) e.requirements = f.choices("requires", kRequirements, {});
-  if (f.has("environment")) {
-    const Json& env = f.get("environment");
-    if (!env.is_object()) throw CaseError(f.at("environment"), "expected an object of variable names");
-    for (const auto& item : env.items()) {
-      if (item.value().is_null()) e.environment.emplace_back(item.key(), std::nullopt);
-      else if (item.value().is_string()) e.environment.emplace_back(item.key(), item.value().get<std::string>());
-      else throw CaseError(f.at("environment") + "/" + item.key(), "expected a string, or null to unset it");
-    }
-  }
+  e.environment = read_environment(f);
   f.done();
   return e;
 }
@@ -383,6 +390,7 @@ Case read_case(const std::string& file)
     for (std::size_t i = 0; i < refs.size(); ++i)
       c.references.push_back(read_reference(refs[i], "/references/" + std::to_string(i), tolerance));
   }
+  c.environment = read_environment(f);
   c.log_lines = f.lines("log_lines");
   c.log_line_count = static_cast<std::size_t>(f.number("log_line_count", 0));
 

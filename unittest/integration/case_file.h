@@ -67,6 +67,9 @@ struct CaseFile {
   bool latin1 = false;  // code points U+0000..U+00FF written as single bytes (bytes JSON cannot hold)
 };
 
+// Environment variables to set, or (nullopt) to unset.
+using Environment = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
 // An input the case's model must refuse, and the parts of the message every rank reports.
 struct ErrorRow {
   std::string name;
@@ -79,10 +82,11 @@ struct ErrorRow {
   std::vector<std::vector<std::string>> expected;
   std::vector<int> ranks;                 // rank counts it runs on; empty: the case's
   std::vector<std::string> requirements;  // torch, no_torch, no_gpu: skipped, with the reason, where unmet
-  std::vector<std::pair<std::string, std::optional<std::string>>> environment;  // set (or, null, unset) for the run
+  Environment environment;  // set (or, null, unset) for the run
 };
 
 struct Case {
+  Environment environment;  // set (or, null, unset) for the run and its references
   std::string file;  // the data file, for messages
   std::string name;  // its base name
   std::string description;

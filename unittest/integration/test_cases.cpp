@@ -332,6 +332,34 @@ void check_runs(const dt::Case& c, const std::string& tmp)
   EXPECT_EQ(dt::with_own_folder(error, tmp), "") << "the input the rows of " << c.file << " alter does not run";
 }
 
+// Sets a case's or a row's environment for the life of its runs, and restores what was there.
+class ScopedEnvironment {
+ public:
+  // Values take the placeholders of case lines (${potentials}, ${dir}, ...).
+  ScopedEnvironment(const dt::Environment& vars, const std::string& tmp)
+  {
+    for (const auto& [name, value] : vars) {
+      const char* was = std::getenv(name.c_str());
+      saved_.emplace_back(name, was ? std::optional<std::string>(was) : std::nullopt);
+      set(name, value ? std::optional<std::string>(dt::expand(*value, tmp)) : std::nullopt);
+    }
+  }
+  ~ScopedEnvironment()
+  {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) set(it->first, it->second);
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  static void set(const std::string& name, const std::optional<std::string>& value)
+  {
+    if (value) setenv(name.c_str(), value->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+  dt::Environment saved_;
+};
+
 TEST_P(Cases, AgreeWithTheirReferences)
 {
   const dt::Case& c = *GetParam().c;
@@ -344,6 +372,7 @@ TEST_P(Cases, AgreeWithTheirReferences)
   dt::write_files(c.files, tmp);
   MPI_Barrier(MPI_COMM_WORLD);
   if (dt::world_rank() == 0 && !c.description.empty()) RecordProperty("description", c.description);
+  const ScopedEnvironment environment(c.environment, tmp);
   if (c.check == "nve_drift") check_nve_drift(c, GetParam().variant, tmp);
   else if (c.check == "masses") check_masses(c, GetParam().variant, tmp);
   else if (c.check == "errors") check_runs(c, tmp);
@@ -366,33 +395,6 @@ std::string unmet(const std::string& requirement)
   if (requirement == "no_gpu" && dt::device_cuda_unavailable().empty()) return "device cuda runs here";
   return "";
 }
-
-// Sets a row's environment for the life of its run, and restores what was there.
-class ScopedEnvironment {
- public:
-  explicit ScopedEnvironment(const std::vector<std::pair<std::string, std::optional<std::string>>>& vars)
-  {
-    for (const auto& [name, value] : vars) {
-      const char* was = std::getenv(name.c_str());
-      saved_.emplace_back(name, was ? std::optional<std::string>(was) : std::nullopt);
-      set(name, value);
-    }
-  }
-  ~ScopedEnvironment()
-  {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) set(it->first, it->second);
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-
- private:
-  static void set(const std::string& name, const std::optional<std::string>& value)
-  {
-    if (value) setenv(name.c_str(), value->c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
 
 class CaseErrors : public Cases {
  protected:
@@ -424,7 +426,7 @@ TEST_P(CaseErrors, StopEveryRankWithTheirMessage)
   MPI_Barrier(MPI_COMM_WORLD);
   std::string error;
   {
-    const ScopedEnvironment environment(row.environment);
+    const ScopedEnvironment environment(row.environment, tmp);
     const dt::Watchdog watchdog("error row " + GetParam().name, kRowLimit);
     dt::LammpsSession lmp(style_args(v));
     error = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + lines_of(row.deck, tmp) +

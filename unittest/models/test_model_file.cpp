@@ -2,6 +2,9 @@
 // every malformed value as an error with the model file's name, the JSON pointer and the
 // message pinned.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
@@ -80,38 +83,63 @@ TEST(ModelFile, ShippedFilesReadAndBuild) {
 }
 
 // The spec files in potentials/specs are nvalchemi's bytes: reading and writing gives them back.
-// A LAMMPS potential file given as the model file (a user switching from pair_style eam or
-// eam/alloy): the error says which kind it is, and the model file its hint shows reads, builds
-// and names the file's elements and cutoff (against the shipped model files of the same files).
-TEST(ModelFile, LammpsPotentialFileGetsTheModelFileToWrite) {
+// A LAMMPS potential file given as the model file (a user switching from pair_style eam,
+// eam/alloy or eam/fs) reads as the model file it stands for: the file's elements, its cutoff
+// (against the shipped model files of the same files), its format, the file itself, and the
+// architecture's built-in spec (the bytes of potentials/specs/eam_halo.json).
+TEST(ModelFile, LammpsPotentialFileReadsAsItsModelFile) {
   struct Expect {
     const char* file;
-    const char* kind;
+    const char* format;
     std::vector<std::string> elements;
-    const char* shipped;
+    double cutoff;
   };
-  for (const Expect& x : {Expect{"CuNi.eam.alloy", "setfl potential file", {"Ni", "Cu"}, "cuni_eam_alloy.json"},
-                          Expect{"Cu_u3.eam", "funcfl potential file", {"Cu"}, "cu_eam_u3.json"}}) {
+  const double cu_u3 = models::read_model_file(potentials("cu_eam_u3.json")).cutoff;
+  const double cuni = models::read_model_file(potentials("cuni_eam_alloy.json")).cutoff;
+  for (const Expect& x : {Expect{"CuNi.eam.alloy", "setfl", {"Ni", "Cu"}, cuni},
+                          Expect{"Cu_u3.eam", "funcfl", {"Cu"}, cu_u3},
+                          Expect{"NiAlH_jea.eam.fs", "fs", {"Ni", "Al", "H"}, 5.65}}) {
     SCOPED_TRACE(x.file);
     const std::string path = potentials(x.file);
-    const Error e = error_of([&] { models::read_model_file(path); });
-    EXPECT_EQ(e.id(), "model.potential_file");
-    EXPECT_EQ(e.file(), path);
-    EXPECT_NE(e.message().find(x.kind), std::string::npos) << e.message();
-    const std::string& hint = e.hint();
-    const auto begin = hint.find("{\n"), end = hint.find("\n}");
-    ASSERT_NE(begin, std::string::npos) << hint;
-    ASSERT_NE(end, std::string::npos) << hint;
-    const models::ModelFile m = models::parse_model_file(hint.substr(begin, end + 2 - begin), kPath, "");
+    const models::ModelFile m = models::read_model_file(path);
     EXPECT_EQ(m.architecture, "eam");
+    EXPECT_EQ(m.units, "metal");
     EXPECT_EQ(m.elements, x.elements);
+    EXPECT_EQ(m.parameters.at("file_format"), x.format);
     EXPECT_EQ(m.parameters_file, path);
-    EXPECT_DOUBLE_EQ(m.cutoff, models::read_model_file(potentials(x.shipped)).cutoff);
-    EXPECT_NO_THROW(models::make_model(m));
+    EXPECT_NEAR(m.cutoff, x.cutoff, 1e-9 * x.cutoff);  // the shipped files round the file's
+    EXPECT_EQ(m.spec_source, "eam_halo.json (built in)");
+    EXPECT_EQ(m.spec, read_mlip_spec_file(potentials("specs/eam_halo.json")));
+    EXPECT_EQ(models::make_model(m)->info().elements, x.elements);
   }
   // Anything else that is not JSON still gets the JSON reader's error.
   const Error text = error_of([&] { models::parse_model_file("pair_style eam\n", kPath, ""); });
   EXPECT_NE(text.message().find("invalid JSON"), std::string::npos) << text.what();
+}
+
+// The format follows the name as LAMMPS names its files; under another name it is the one
+// format the file parses as with nothing left over (an eam/fs file of three elements also
+// parses as setfl, with values to spare). A file named as one format that is another is that
+// format's error, with the line.
+TEST(ModelFile, PotentialFileFormatFromNameOrContents) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("distspec_potential_names_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto copy_as = [&](const char* shipped, const char* name) {
+    const fs::path to = dir / name;
+    fs::copy_file(potentials(shipped), to, fs::copy_options::overwrite_existing);
+    return to.string();
+  };
+  const std::string fs_file = copy_as("NiAlH_jea.eam.fs", "NiAlH.potential");
+  const std::string setfl_file = copy_as("CuNi.eam.alloy", "CuNi.potential");
+  const std::string misnamed = copy_as("CuNi.eam.alloy", "CuNi.eam.fs");
+  EXPECT_EQ(models::read_model_file(fs_file).parameters.at("file_format"), "fs");
+  EXPECT_EQ(models::read_model_file(setfl_file).parameters.at("file_format"), "setfl");
+  const Error e = error_of([&] { models::read_model_file(misnamed); });
+  EXPECT_EQ(e.file(), misnamed);
+  EXPECT_EQ(e.id(), "model.table");
+  EXPECT_NE(e.message().find("line "), std::string::npos) << e.what();
+  fs::remove_all(dir);
 }
 
 TEST(ModelFile, ShippedSpecsRoundTripByteForByte) {
@@ -134,6 +162,16 @@ TEST(ModelFile, SpecInlineOrOverridden) {
   EXPECT_EQ(overridden.spec.core.custom_ops.at(0).op, "distspec_eam::density");
   // With an override the model file needs no spec of its own.
   EXPECT_EQ(parse(without(lj, "spec"), override_path).spec_source, override_path);
+  // Nor without: a built-in architecture runs under its shipped spec, compiled in.
+  const models::ModelFile builtin = parse(without(lj, "spec"));
+  EXPECT_EQ(builtin.spec_source, "lj_halo.json (built in)");
+  EXPECT_EQ(builtin.spec, read_mlip_spec_file(potentials("specs/lj_halo.json")));
+  for (const char* architecture : {"lj", "eam", "mpnn", "ewald"}) {
+    const auto d = models::default_spec(architecture);
+    ASSERT_TRUE(d) << architecture;
+    EXPECT_EQ(d->text, models::read_file_bytes(potentials("specs/" + d->name))) << architecture;
+  }
+  EXPECT_FALSE(models::default_spec("torch"));
 }
 
 TEST(ModelFile, RuntimeDefaultsAndValues) {
@@ -205,7 +243,7 @@ TEST(ModelFileErrors, ParametersAndFiles) {
 
 TEST(ModelFileErrors, Spec) {
   const Json lj = shipped("lj_argon.json");
-  expect_error(without(lj, "spec"), "/spec", "missing required key 'spec'");
+  expect_error(with(without(lj, "spec"), "/architecture", "torch"), "/spec", "missing required key 'spec'");
   expect_error(with(lj, "/spec", 2), "/spec", "expected an MLIPSpec object or a path string, found an integer");
   expect_error(with(lj, "/spec", "specs/nope.json"), "/spec",
                "cannot read file '" + potentials("specs/nope.json") + "'");
@@ -236,7 +274,7 @@ TEST(ModelFileErrors, EamParameters) {
   const Json cuni = shipped("cuni_eam_alloy.json");
   expect_error(with(cu, "/units", "real"), "/units", "EAM potentials are in metal units, the model file says real");
   expect_error(with(cu, "/cutoff", 5.0), "/cutoff", "the model cutoff 5.0 differs from the potential file's 4.949999999999989");
-  expect_error(with(cu, "/parameters/file_format", "fs"), "/parameters/file_format", "unknown value 'fs'");
+  expect_error(with(cu, "/parameters/file_format", "eam/fs"), "/parameters/file_format", "unknown value 'eam/fs'");
   expect_error(with(cu, "/elements", {"Cu", "Ni"}), "/elements", "a funcfl file holds one element, the model has 2");
   expect_error(with(with(cu, "/elements", {"Cu", "Ni"}), "/parameters/files", {{"Cu", "Cu_u3.eam"}}),
                "/parameters_file", "give either parameters_file or parameters.files, not both");

@@ -110,7 +110,7 @@ Tables load_tables(const ModelFile& file) {
   try {
     const Json& params = expect_object(file.parameters, "/parameters", {"file_format", "files"});
     const std::string format =
-        expect_choice(require_member(params, "file_format", "/parameters"), "/parameters/file_format", {"funcfl", "setfl"});
+        expect_choice(require_member(params, "file_format", "/parameters"), "/parameters/file_format", {"funcfl", "setfl", "fs"});
     // pair_eam.cpp's funcfl constants (27.2 eV/Hartree, 0.529 Angstrom/Bohr) fix the units.
     if (file.units != "metal")
       fail_value("/units", "EAM potentials are in metal units, the model file says " + file.units,
@@ -122,12 +122,14 @@ Tables load_tables(const ModelFile& file) {
       for (const FileRef& ref : funcfl_files(file, files)) funcfl.push_back(read_potential(file, ref, parse_funcfl));
       tables = tables_from_funcfl(funcfl);
     } else {
-      if (files) fail_value("/parameters/files", "a setfl file holds every element", "name it in parameters_file");
+      const bool fs = format == "fs";
+      if (files)
+        fail_value("/parameters/files", std::string("a ") + format + " file holds every element", "name it in parameters_file");
       if (file.parameters_file.empty())
-        throw Error(model_error_id::missing_key, "/parameters_file", "a setfl model needs 'parameters_file'",
-                    "name the LAMMPS *.eam.alloy file");
+        throw Error(model_error_id::missing_key, "/parameters_file", std::string("a ") + format + " model needs 'parameters_file'",
+                    fs ? "name the LAMMPS *.eam.fs file" : "name the LAMMPS *.eam.alloy file");
       const FileRef ref{file.parameters_file, "/parameters_file"};
-      tables = tables_from_setfl(read_potential(file, ref, parse_setfl), file.elements, ref.path);
+      tables = tables_from_setfl(read_potential(file, ref, fs ? parse_fs : parse_setfl), file.elements, ref.path);
     }
     // The model cutoff sizes the neighbour list; LAMMPS uses the file's (init_one).
     if (std::abs(file.cutoff - tables.cutoff) > 1e-9 * tables.cutoff)

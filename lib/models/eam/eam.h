@@ -1,5 +1,7 @@
-// Embedded-atom method, as LAMMPS `pair_style eam` (funcfl files) and `eam/alloy` (setfl):
-//   E = sum_i F_a(rho_i) + 1/2 sum_i sum_{j != i} phi_ab(r_ij),   rho_i = sum_{j != i} rho_b(r_ij),
+// Embedded-atom method, as LAMMPS `pair_style eam` (funcfl files), `eam/alloy` (setfl) and
+// `eam/fs` (Finnis-Sinclair setfl):
+//   E = sum_i F_a(rho_i) + 1/2 sum_i sum_{j != i} phi_ab(r_ij),   rho_i = sum_{j != i} rho_ba(r_ij),
+// where rho_ba, the density an atom of element b gives one of element a, is rho_b but in eam/fs.
 // from the same tables pair_eam.cpp builds (eam_tables.h). The model runs in three ops through
 // the dispatcher, so that which halo exchanges happen between them is the spec's policy, not
 // model code (pair_eam.cpp under newton off: forward comm of F'; newton on adds a reverse of rho):
@@ -12,7 +14,7 @@
 // its density op, given the owner rows as well, takes a pair with a periodic image of this
 // rank's own atom once (as newton on would) and adds the image's share to its owner's row.
 //
-// Parameters: {"file_format": "funcfl" | "setfl"} with "parameters_file" naming the LAMMPS
+// Parameters: {"file_format": "funcfl" | "setfl" | "fs"} with "parameters_file" naming the LAMMPS
 // file; a funcfl model of several elements instead lists one file per element,
 // "files": {"Cu": "Cu_u3.eam", "Ni": "Ni_u3.eam"}, mixed as pair_eam.cpp mixes several funcfl
 // files. Units must be metal. The model cutoff must be the file's (funcfl: the longest).
@@ -23,7 +25,7 @@
 // embedding a const eam::Tables*; the cuda state a const eam::Tables* throughout:
 //   distspec_eam::density
 //     args: the five edge-list arguments (models/edge_kernel.h)
-//     outs: 0 rho (n_rows, f64), added into: rho_i += rho_b(r_ij) for each edge j -> i
+//     outs: 0 rho (n_rows, f64), added into: rho_i += rho_ba(r_ij) for each edge j -> i
 //   distspec_eam::embedding
 //     args: 0 rho (n, f64), 1 species (n, i32)          n: the rows to embed (the host passes
 //     outs: 0 fp (n, f64), written: F'(rho_i)              its owned rows)

@@ -53,12 +53,11 @@ void density(const EdgeKernelCall<Tables>& k) {
   EdgeArgs edges = k.edges;
   double* rho = expect_f64(kDensityOp, "rho", 0, k.outs[0], edges.n_rows, 1);
   const double cutsq = t.cutoff * t.cutoff;
-  const Spline* rhor = t.rhor.data();
-  // rho_b(r) for the receiver (species a), and rho_a(r) for the sender (species b).
+  // rho_b(r) for the receiver (species a) from the sender, and rho_a(r) for the sender (species b).
   auto both_densities = [&](int a, int b, double rsq, double& rho_b, double& rho_a) {
     const Knot k = t.r_knot_within_cutoff(std::sqrt(rsq));
-    rho_b = spline_value(rhor[b], k);
-    rho_a = a == b ? rho_b : spline_value(rhor[a], k);
+    rho_b = spline_value(t.density_table(b, a), k);
+    rho_a = a == b ? rho_b : spline_value(t.density_table(a, b), k);
   };
   const bool fold_images = call.list == EdgeList::half_newton_off && call.newton_on_ends && call.owner_rows;
   if (fold_images) {
@@ -134,8 +133,8 @@ void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const
     const Knot k = t.r_knot_within_cutoff(r);
     // rhoip: derivative of the density i gives j; rhojp: of the density j gives i. One table
     // for a pair of one element (pair_eam.cpp evaluates it twice).
-    const double rhoip = spline_slope(t.rhor[static_cast<std::size_t>(a)], k);
-    const double rhojp = a == b ? rhoip : spline_slope(t.rhor[static_cast<std::size_t>(b)], k);
+    const double rhoip = spline_slope(t.density_table(a, b), k);
+    const double rhojp = a == b ? rhoip : spline_slope(t.density_table(b, a), k);
     const Spline& z2r = t.z2r[Tables::pair_index(a, b)];
     const double z2p = spline_slope(z2r, k);
     const double z2 = spline_value(z2r, k);

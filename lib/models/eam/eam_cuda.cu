@@ -17,15 +17,21 @@ namespace {
 using namespace distspec::models::cuda;
 
 // The tables a kernel reads, by value: each spline is (n + 1) rows of 7 coefficients, row 0
-// unused (eam_tables.h), stacked per species (frho, rhor) or per pair_index (z2r).
+// unused (eam_tables.h), stacked per species (frho), per density table (rhor, picked by
+// rhor_of as Tables::density_table) or per pair_index (z2r).
 struct TableView {
   int n_species = 0, nr = 0, nrho = 0;
   double rdr = 0.0, rdrho = 0.0, rhomax = 0.0, cutsq = 0.0;
   const double* frho = nullptr;
   const double* rhor = nullptr;
+  const int* rhor_of = nullptr;
   const double* z2r = nullptr;
 
-  __device__ const double* rhor_row(int a, int m) const { return rhor + (static_cast<std::size_t>(a) * (nr + 1) + m) * 7; }
+  // The density an atom of species `from` gives one of species `at`.
+  __device__ const double* rhor_row(int from, int at, int m) const {
+    const int table = rhor_of[from * n_species + at];
+    return rhor + (static_cast<std::size_t>(table) * (nr + 1) + m) * 7;
+  }
   __device__ const double* z2r_row(int a, int b, int m) const {
     const int hi = a > b ? a : b, lo = a > b ? b : a;
     return z2r + (static_cast<std::size_t>(hi * (hi + 1) / 2 + lo) * (nr + 1) + m) * 7;
@@ -47,6 +53,7 @@ __device__ inline double spline_slope(const double* c, double p) { return (c[0] 
 struct DeviceTables {
   TableView view;
   DeviceArray<double> frho, rhor, z2r;
+  DeviceArray<int> rhor_of;
   mutable DeviceArray<double> receiver_virial, sums;
 };
 
@@ -73,10 +80,11 @@ __global__ void density_kernel(const PairTallyArgs a, const TableView t, double*
   for (std::size_t s0 = warp * (32 / TPA); s0 < a.n_receivers; s0 += n_warps * (32 / TPA)) {
     const std::size_t s = s0 + lane / TPA;
     double sum = 0.0;
-    int i = -1;
+    int i = -1, at = -1;
     if (s < a.n_receivers) {
       i = a.receivers[s];
-      if (a.species[i] < 0) i = -1;
+      at = a.species[i];
+      if (at < 0) i = -1;
     }
     if (i >= 0) {
       const double xi0 = a.x[3 * i], xi1 = a.x[3 * i + 1], xi2 = a.x[3 * i + 2];
@@ -89,7 +97,7 @@ __global__ void density_kernel(const PairTallyArgs a, const TableView t, double*
         int m;
         double p;
         t.r_knot(sqrt(rsq), m, p);
-        sum += spline_value(t.rhor_row(b, m), p);
+        sum += spline_value(t.rhor_row(b, at, m), p);
       }
     }
     sum = group_sum<TPA>(sum);
@@ -134,8 +142,8 @@ struct ForcePair {
     int m;
     double p;
     t.r_knot(r, m, p);
-    const double rhoip = spline_slope(t.rhor_row(a, m), p);
-    const double rhojp = spline_slope(t.rhor_row(b, m), p);
+    const double rhoip = spline_slope(t.rhor_row(a, b, m), p);
+    const double rhojp = spline_slope(t.rhor_row(b, a, m), p);
     const double* z2r = t.z2r_row(a, b, m);
     const double z2p = spline_slope(z2r, p);
     const double z2 = spline_value(z2r, p);
@@ -215,8 +223,10 @@ class EAMCudaModel final : public Model {
     device_.frho.upload(stack(tables_.frho, nrho));
     device_.rhor.upload(stack(tables_.rhor, nr));
     device_.z2r.upload(stack(tables_.z2r, nr));
+    device_.rhor_of.upload(tables_.rhor_of);
     v.frho = device_.frho.data();
     v.rhor = device_.rhor.data();
+    v.rhor_of = device_.rhor_of.data();
     v.z2r = device_.z2r.data();
   }
 

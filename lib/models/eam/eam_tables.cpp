@@ -83,6 +83,14 @@ class PotentialReader {
                 "is this a LAMMPS DYNAMO potential file of the format the model file names?", file_);
   }
 
+  // Whether any value follows the last one read (past its line): a file read as another format.
+  bool values_remain() {
+    std::string_view line;
+    std::vector<std::string_view> words;
+    while (words.empty() && next_physical(line)) split(strip_comment(line), words);
+    return !words.empty();
+  }
+
  private:
   bool next_physical(std::string_view& line) {
     if (pos_ >= text_.size()) return false;
@@ -180,12 +188,17 @@ Funcfl parse_funcfl(std::string_view text, const std::string& file) {
   f.frho = reader.next_dvector(static_cast<std::size_t>(f.nrho), "F(rho)");
   f.zr = reader.next_dvector(static_cast<std::size_t>(f.nr), "Z(r)");
   f.rhor = reader.next_dvector(static_cast<std::size_t>(f.nr), "rho(r)");
+  f.trailing_values = reader.values_remain();
   return f;
 }
 
-Setfl parse_setfl(std::string_view text, const std::string& file) {
+namespace {
+
+// setfl and eam/fs files differ only in the density blocks: one per element, or one per pair.
+Setfl parse_dynamo_set(std::string_view text, const std::string& file, bool finnis_sinclair) {
   PotentialReader reader(text, file);
   Setfl f;
+  f.finnis_sinclair = finnis_sinclair;
   f.header = std::string(reader.skip_line());
   f.units = units_of(f.header);
   reader.skip_line();
@@ -203,14 +216,27 @@ Setfl parse_setfl(std::string_view text, const std::string& file) {
     f.atomic_numbers.push_back(reader.to_int(w[0], "the atomic number of " + el));
     f.masses.push_back(reader.to_double(w[1], "the mass of " + el));
     f.frho.push_back(reader.next_dvector(static_cast<std::size_t>(f.nrho), "F(rho) of " + el));
-    f.rhor.push_back(reader.next_dvector(static_cast<std::size_t>(f.nr), "rho(r) of " + el));
+    if (!finnis_sinclair) {
+      f.rhor.push_back(reader.next_dvector(static_cast<std::size_t>(f.nr), "rho(r) of " + el));
+      continue;
+    }
+    for (int j = 0; j < n; ++j)
+      f.rhor.push_back(reader.next_dvector(static_cast<std::size_t>(f.nr),
+                                           "rho(r) of " + el + " at " + f.elements[static_cast<std::size_t>(j)]));
   }
   for (int i = 0; i < n; ++i)
     for (int j = 0; j <= i; ++j)
       f.z2r.push_back(reader.next_dvector(static_cast<std::size_t>(f.nr),
                                           "r*phi(r) of " + f.elements[i] + "-" + f.elements[j]));
+  f.trailing_values = reader.values_remain();
   return f;
 }
+
+}  // namespace
+
+Setfl parse_setfl(std::string_view text, const std::string& file) { return parse_dynamo_set(text, file, false); }
+
+Setfl parse_fs(std::string_view text, const std::string& file) { return parse_dynamo_set(text, file, true); }
 
 Spline interpolate(const std::vector<double>& f, double delta) {
   const int n = static_cast<int>(f.size());
@@ -254,6 +280,7 @@ Tables tables_from_funcfl(const std::vector<Funcfl>& files) {
   std::vector<std::vector<double>> z(files.size());
   for (std::size_t a = 0; a < files.size(); ++a) {
     const Funcfl& f = files[a];
+    t.rhor_of.insert(t.rhor_of.end(), files.size(), static_cast<int>(a));  // type2rhor[i][j] = map[i]
     t.masses.push_back(f.mass);
     t.frho.push_back(interpolate(resample_grid(f.frho, f.drho, t.nrho, t.drho), t.drho));
     t.rhor.push_back(interpolate(resample_grid(f.rhor, f.dr, t.nr, t.dr), t.dr));
@@ -289,11 +316,23 @@ Tables tables_from_setfl(const Setfl& file, const std::vector<std::string>& elem
   t.rhomax = (file.nrho - 1) * file.drho;
   t.cutoff = file.cut;
   finish(t);
+  const int n_file = static_cast<int>(file.elements.size());
   for (int e : map) {
     t.masses.push_back(file.masses[static_cast<std::size_t>(e)]);
     t.frho.push_back(interpolate(file.frho[e], t.drho));
-    t.rhor.push_back(interpolate(file.rhor[e], t.dr));
   }
+  // type2rhor of pair_eam_alloy.cpp (map[i]) and pair_eam_fs.cpp (map[i] * nelements + map[j]),
+  // with each table of the file the model's elements use splined once.
+  std::vector<int> table_of(file.rhor.size(), -1);
+  for (int from = 0; from < t.n_species; ++from)
+    for (int at = 0; at < t.n_species; ++at) {
+      const int k = file.finnis_sinclair ? map[from] * n_file + map[at] : map[from];
+      if (table_of[k] < 0) {
+        table_of[k] = static_cast<int>(t.rhor.size());
+        t.rhor.push_back(interpolate(file.rhor[static_cast<std::size_t>(k)], t.dr));
+      }
+      t.rhor_of.push_back(table_of[k]);
+    }
   t.z2r.resize(elements.size() * (elements.size() + 1) / 2);
   for (int a = 0; a < t.n_species; ++a)
     for (int b = 0; b <= a; ++b) {

@@ -1,7 +1,8 @@
-// EAM tables: readers for LAMMPS' DYNAMO potential files (funcfl *.eam, setfl *.eam.alloy) and
-// the interpolation tables pair_eam.cpp builds from them (file2array, array2spline) and reads
-// in compute(). Every step mirrors pair_eam.cpp / pair_eam_alloy.cpp of LAMMPS 29 Sep 2021, so
-// energies and forces agree with `pair_style eam` and `eam/alloy` to rounding.
+// EAM tables: readers for LAMMPS' DYNAMO potential files (funcfl *.eam, setfl *.eam.alloy,
+// Finnis-Sinclair *.eam.fs) and the interpolation tables pair_eam.cpp builds from them
+// (file2array, array2spline) and reads in compute(). Every step mirrors pair_eam.cpp,
+// pair_eam_alloy.cpp and pair_eam_fs.cpp of LAMMPS 29 Sep 2021, so energies and forces agree with
+// `pair_style eam`, `eam/alloy` and `eam/fs` to rounding.
 #pragma once
 
 #include <algorithm>
@@ -25,11 +26,16 @@ struct Funcfl {
   double dr = 0.0;
   double cut = 0.0;
   std::vector<double> frho, zr, rhor;
+  bool trailing_values = false;  // values after the last table (LAMMPS ignores them)
 };
 
 // A DYNAMO setfl file: several elements on one grid. z2r holds r phi(r) for element pairs
 // i >= j at index i (i + 1) / 2 + j (Tables::pair_index), the order the file lists them in.
+// In a Finnis-Sinclair file (eam/fs) the density an atom contributes depends on the element of
+// the atom it lands on: element i's block lists rho_ij for every j, and rhor[i * n + j] holds it;
+// a plain setfl file has one rho_i per element (rhor[i]).
 struct Setfl {
+  bool finnis_sinclair = false;
   std::string header;
   std::string units;
   std::vector<std::string> elements;
@@ -41,6 +47,7 @@ struct Setfl {
   double dr = 0.0;
   double cut = 0.0;
   std::vector<std::vector<double>> frho, rhor, z2r;
+  bool trailing_values = false;  // values after the last table (LAMMPS ignores them)
 };
 
 // Parse file text as LAMMPS' PotentialFileReader does (values may wrap across lines, '#'
@@ -48,6 +55,7 @@ struct Setfl {
 // errors (distspec::Error, id model.table, message with the line number).
 Funcfl parse_funcfl(std::string_view text, const std::string& file);
 Setfl parse_setfl(std::string_view text, const std::string& file);
+Setfl parse_fs(std::string_view text, const std::string& file);
 
 // pair_eam.cpp interpolate(): per grid interval m, 7 cubic coefficients, [0..2] of the
 // derivative and [3..6] of the value. Rows are 1-based as in LAMMPS (row 0 unused) so the
@@ -85,8 +93,15 @@ struct Tables {
   double cutoff = 0.0;
   std::vector<double> masses;  // of species a, from the file (pair_eam sets the types' masses from them)
   std::vector<Spline> frho;  // F of species a
-  std::vector<Spline> rhor;  // density an atom of species a contributes at distance r
+  std::vector<Spline> rhor;  // densities, picked by density_table(from, at)
+  std::vector<int> rhor_of;  // n_species^2: pair_eam.cpp's type2rhor, [from * n_species + at]
   std::vector<Spline> z2r;   // r phi(r) of the pair (a, b), at pair_index(a, b)
+
+  // The density an atom of species `from` contributes at an atom of species `at`: pair_eam.cpp's
+  // rhor_spline[type2rhor[from][at]] (one table per `from`, except in eam/fs files).
+  const Spline& density_table(int from, int at) const {
+    return rhor[static_cast<std::size_t>(rhor_of[static_cast<std::size_t>(from * n_species + at)])];
+  }
 
   // Lower-triangular pair order of pair_eam.cpp's type2z2r: (a, b) and (b, a) share a table.
   static std::size_t pair_index(int a, int b) {
@@ -132,8 +147,9 @@ struct Tables {
 // interpolation, and r phi = 27.2 * 0.529 * Z_a Z_b (Hartree -> eV, Bohr -> Angstrom).
 Tables tables_from_funcfl(const std::vector<Funcfl>& files);
 
-// pair_eam_alloy.cpp file2array(): the file's tables as they are, picked for the model's
-// elements (each must be in the file: distspec::Error naming both lists otherwise).
+// pair_eam_alloy.cpp and pair_eam_fs.cpp file2array(): the file's tables as they are, picked
+// for the model's elements (each must be in the file: distspec::Error naming both lists
+// otherwise).
 Tables tables_from_setfl(const Setfl& file, const std::vector<std::string>& elements, const std::string& path);
 
 }  // namespace distspec::models::eam
