@@ -4,7 +4,8 @@
 # the plugin with CUDA and the torch model kind against that machine's own LibTorch (the torch
 # of DISTSPEC_PYTHON, default python3). Tests and benchmarks are not built (no GoogleTest there).
 #   scripts/gpu_build.sh BUNDLE [BUILD_DIR]     default BUILD_DIR build-gpu
-# Prints "PLUGIN <path>" and "LMP <path>"; `source BUNDLE/env.sh` puts mpirun and the libraries
+# DISTSPEC_GPU_TORCH=OFF leaves the torch kind out (the native models only: a faster build, for
+# scripts/gpu_check.sh). Prints "PLUGIN <path>" and "LMP <path>"; `source BUNDLE/env.sh` puts mpirun and the libraries
 # on the paths.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +33,7 @@ plugin=$build/plugin
 cmake -S "$root" -B "$plugin" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
   -Dnlohmann_json_DIR="$bundle/json/share/cmake/nlohmann_json" \
-  -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-$(command -v python3)}" -DDISTSPEC_ENABLE_CUDA=ON -DDISTSPEC_ENABLE_TORCH=ON \
+  -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-$(command -v python3)}" -DDISTSPEC_ENABLE_CUDA=ON -DDISTSPEC_ENABLE_TORCH="${DISTSPEC_GPU_TORCH:-ON}" \
   -DDISTSPEC_BUILD_TESTS=OFF -DDISTSPEC_BUILD_BENCH=OFF "${DISTSPEC_MPI_CMAKE_ARGS[@]}" > "$build/plugin-configure.log" ||
   { tail -30 "$build/plugin-configure.log"; exit 1; }
 cmake --build "$plugin" -j "$jobs" > "$build/plugin-build.log" || { grep -m10 -B2 -A10 "error" "$build/plugin-build.log"; exit 1; }
