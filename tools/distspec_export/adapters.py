@@ -71,7 +71,7 @@ def detect(model: Any) -> str:
 
 
 def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torch.dtype, example,
-          accelerator: Any = None) -> Adapted:
+          accelerator: Any = None, head: str | None = None) -> Adapted:
     """The model as an energy function of the contract's inputs (`example`: an example.Example)."""
     if kind not in KINDS:
         raise ExportError(f"model kind '{kind}' is not one of {list(KINDS)}")
@@ -80,7 +80,7 @@ def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torc
     if kind == "mace":
         from . import mace  # noqa: PLC0415
 
-        return mace.adapt(model, elements, cutoff, dtype, example, accelerator)
+        return mace.adapt(model, elements, cutoff, dtype, example, accelerator, head)
     if kind == "aimnet":
         from . import aimnet  # noqa: PLC0415
 

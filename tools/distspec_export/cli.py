@@ -13,11 +13,19 @@ from pathlib import Path
 from typing import Any
 
 USAGE_EXAMPLE = """\
-example:
+examples:
+  distspec-export --from mace MACE_model.model --head Default --out model --name my_mace
+  distspec-export --from sevennet 7net-mf-0 --modal PBE --precision fp32 --out model --name 7net_mf0_pbe
   distspec-export --module unittest/torch/toy_mpnn.py:build --module-args '{"layers": 2}' \\
       --spec spec.json --elements Cu Ni --cutoff 4.5 --units metal --out potentials/torch --name toy_L2
 
-The model comes from --module: `package.module:attr` or `path/to/file.py:attr`, where attr is an
+--from KIND SOURCE takes a model as its own package saves or names it: `mace FILE.model` (a model
+file mace-torch saved; --head NAME for a multi-head model), `sevennet NAME|CHECKPOINT` (7net-0,
+7net-l3i5, 7net-mf-0 or a checkpoint file; --modal NAME for a multi-fidelity model). Its
+elements, cutoff and units are the model's own where --elements, --cutoff and --units are left
+out (and checked against it where given).
+
+Or the model comes from --module: `package.module:attr` or `path/to/file.py:attr`, where attr is an
 nn.Module instance, or a class or function that --module-args (a JSON object of keyword
 arguments) is passed to. Writes NAME.pt2 (or NAME.pt), NAME.spec.json and the model file
 NAME.json for `pair_coeff * * NAME.json <elements>` (doc/torch_models.md).
@@ -41,16 +49,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     "DISTSPEC model file.",
         epilog=USAGE_EXAMPLE)
     source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from", dest="from_", nargs=2, metavar=("KIND", "SOURCE"),
+                        help="a model as its package saves it: mace FILE.model, sevennet NAME|CHECKPOINT (see below)")
     source.add_argument("--module", metavar="MOD:ATTR", help="where the model comes from (see below)")
     source.add_argument("--deployed", metavar="FILE",
                         help="a module SevenNet deployed itself (sevenn_get_model's deployed_serial.pt): write the "
                              "model file around it; it runs on one MPI rank")
     p.add_argument("--module-args", default="{}", metavar="JSON", help="keyword arguments for a class or factory")
+    p.add_argument("--head", help="--from mace: the head of a multi-head model")
+    p.add_argument("--modal", help="--from sevennet: the modal (fidelity) of a multi-fidelity model")
     p.add_argument("--spec", metavar="FILE",
                    help="the MLIPSpec JSON as nvalchemi saved it (required unless the model kind has its own)")
-    p.add_argument("--elements", nargs="+", required=True, metavar="EL", help="element of species index 0, 1, ...")
-    p.add_argument("--cutoff", type=float, required=True, help="neighbour cutoff, in the length unit of --units")
-    p.add_argument("--units", required=True, choices=UNITS, help="the LAMMPS units the model's numbers are in")
+    p.add_argument("--elements", nargs="+", metavar="EL",
+                   help="element of species index 0, 1, ... (--from: default the model's elements)")
+    p.add_argument("--cutoff", type=float,
+                   help="neighbour cutoff, in the length unit of --units (--from: default the model's)")
+    p.add_argument("--units", choices=UNITS, help="the LAMMPS units the model's numbers are in (--from: metal)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the files (made if missing)")
     p.add_argument("--name", required=True, help="file name stem of the graph, spec and model file")
     p.add_argument("--format", default="aoti", choices=list(FORMATS), help="graph format (default aoti)")
@@ -72,7 +86,26 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="tensor-product kernels to build the model with (sevennet, mace: oeq; needs --device cuda): "
                         "passed to a --module factory that takes `accelerate`, kept opaque in the graph and "
                         "listed in the spec (doc/torch_models.md, Accelerators)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if not args.from_:
+        missing = [f"--{k}" for k in ("elements", "cutoff", "units") if getattr(args, k) is None]
+        if missing:
+            p.error(f"the following arguments are required with --module or --deployed: {', '.join(missing)}")
+        for flag in ("head", "modal"):
+            if getattr(args, flag) is not None:
+                p.error(f"--{flag} applies to --from (mace --head, sevennet --modal)")
+    if args.deployed:
+        # SevenNet's own module carries its graph, precision and spec: the export options do not apply.
+        ignored = [f for f, given in (("--module-args", args.module_args != "{}"), ("--format", args.format != "aoti"),
+                                      ("--precision", args.precision != "fp64"), ("--kind", args.kind != "auto"),
+                                      ("--layers", args.layers is not None), ("--device", args.device != "cpu"),
+                                      ("--accelerate", args.accelerate != "none"),
+                                      ("--quick-compile", args.quick_compile), ("--no-check", args.no_check))
+                   if given]
+        if ignored:
+            p.error(f"--deployed writes a model file around SevenNet's own module, which fixes its graph, precision "
+                    f"and device: {', '.join(ignored)} do not apply")
+    return args
 
 
 def load_object(ref: str) -> Any:
@@ -142,10 +175,42 @@ def build_model(ref: str, args_json: str, accelerate: str = "none") -> Any:
     return model
 
 
+def export_from_args(args: argparse.Namespace, log=print):
+    """The export the command line asks for (--from or --module), its ExportResult; ExportError
+    for what is wrong."""
+    from .export import export  # noqa: PLC0415
+    from .trace import ExportError  # noqa: PLC0415
+
+    kind, description, source, license_ = args.kind, args.description, args.source, args.license
+    elements, cutoff, units = args.elements, args.cutoff, args.units
+    if args.from_:
+        from . import sources  # noqa: PLC0415
+
+        loaded = sources.load(args.from_[0], args.from_[1], args.head, args.modal, args.accelerate)
+        model = loaded.model
+        if kind not in ("auto", loaded.kind):
+            raise ExportError(f"--kind {kind}: --from {args.from_[0]} gives a {loaded.kind} model")
+        kind = loaded.kind
+        elements = elements or loaded.elements
+        cutoff = loaded.cutoff if cutoff is None else cutoff
+        units = units or loaded.units
+        description = description or loaded.description
+        source = source or loaded.source
+        license_ = license_ or loaded.license
+    else:
+        model = build_model(args.module, args.module_args, args.accelerate)
+        source = source or args.module
+    return export(model, args.spec, elements, cutoff, units, args.out, args.name,
+                  format=args.format, precision=args.precision, kind=kind,
+                  message_passing_layers=args.layers, description=description,
+                  source=source, license=license_,
+                  quick_compile=args.quick_compile, check_export=not args.no_check, device=args.device,
+                  accelerate=args.accelerate, head=args.head, log=log)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)  # "No CUDA runtime is found"
-    from .export import export  # noqa: PLC0415
     from .trace import ExportError  # noqa: PLC0415
 
     if args.deployed:
@@ -160,13 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {model_file} (SevenNet's serial module, one MPI rank)")
         return 0
     try:
-        model = build_model(args.module, args.module_args, args.accelerate)
-        result = export(model, args.spec, args.elements, args.cutoff, args.units, args.out, args.name,
-                        format=args.format, precision=args.precision, kind=args.kind,
-                        message_passing_layers=args.layers, description=args.description,
-                        source=args.source or args.module, license=args.license,
-                        quick_compile=args.quick_compile, check_export=not args.no_check, device=args.device,
-                        accelerate=args.accelerate)
+        result = export_from_args(args)
     except ExportError as e:
         print(f"distspec-export: error: {e}", file=sys.stderr)
         return 2

@@ -61,6 +61,7 @@ class ExportOptions:
     check_export: bool = True
     device: str = "cpu"
     accelerate: str = "none"
+    head: str | None = None  # the head of a multi-head MACE model
 
     @property
     def dtype(self) -> torch.dtype:
@@ -114,7 +115,8 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
            message_passing_layers: int | None = None, description: str | None = None,
            source: str | None = None, license: str | None = None,  # noqa: A002
            quick_compile: bool = False, check_export: bool = True, device: str = "cpu",
-           accelerate: str = "none", log: Callable[[str], None] = print) -> ExportResult:
+           accelerate: str = "none", head: str | None = None,
+           log: Callable[[str], None] = print) -> ExportResult:
     """Export `model` for `pair_style distspec` (doc/torch_models.md, contract 1).
 
     model: a module with the contract's forward (`forward(positions, species, edge_index,
@@ -131,10 +133,11 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     accelerate: "none", or the accelerator (accelerators.py) the model was built with: its ops
     are kept opaque in the graph, listed in the spec as pass-through op adapters and named in
     the model file (parameters.accelerator).
+    head: the head a multi-head MACE model is exported with (its `heads`), None for a model of one.
     """
     options = ExportOptions(elements, cutoff, units, Path(out_dir), name, format, precision, kind,
                             message_passing_layers, description, source, license, quick_compile, check_export,
-                            device, accelerate)
+                            device, accelerate, head)
     return export_with(model, spec, options, log)
 
 
@@ -208,7 +211,9 @@ def _trace(model: Any, spec: Any, o: ExportOptions) -> _Traced:
         example = dataclasses.replace(example, inputs=tuple(t.to(o.device) for t in example.inputs))
     kind = adapters.detect(model) if o.kind == "auto" else o.kind
     accelerator = accelerators.check_choice(o.accelerate, kind, o.device)
-    adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator)
+    if o.head is not None and kind != "mace":
+        raise ExportError(f"--head {o.head}: heads are MACE's; a {kind} model has none")
+    adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator, head=o.head)
     _check_declared(o, adapted)
     if spec is None:
         spec = adapted.spec() if callable(adapted.spec) else adapted.spec

@@ -16,7 +16,9 @@ message-passing scatter (one per interaction: the scatter whose index comes from
    ignore it).
 
 The exporter then differentiates that graph like any other energy function. The spec, when
-none is given, is the wrapper's own `distribution_spec()`.
+none is given, is the wrapper's own `distribution_spec()`. A multi-head model (a foundation
+model fine-tuned with mace's multihead fine-tuning, `heads` ["Default", "pt_head"] and the like)
+is exported for one head, `--head NAME` (MACE's `data["head"]`, the same for every atom).
 
 `--accelerate oeq`: each interaction's edge tensor product becomes OpenEquivariance's fused
 convolution (`TensorProductConv`: gather of the sender rows, tensor product and scatter onto the
@@ -148,8 +150,21 @@ def insert_fused_conv_corrections(gm: torch.fx.GraphModule, correction_op, op: s
     return sites
 
 
+def _head_index(mace_model: torch.nn.Module, head: str | None) -> int:
+    """The index of `head` in the model's heads; a model of several needs one named."""
+    heads = [str(h) for h in getattr(mace_model, "heads", None) or ["Default"]]
+    if head is None:
+        if len(heads) > 1:
+            raise ExportError(f"the MACE model has {len(heads)} heads ({', '.join(heads)}): choose the one to export "
+                              "with --head NAME")
+        return 0
+    if head not in heads:
+        raise ExportError(f"--head {head}: the MACE model's heads are {', '.join(heads)}")
+    return heads.index(head)
+
+
 def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example,
-          accelerator: Accelerator | None = None) -> Adapted:
+          accelerator: Accelerator | None = None, head: str | None = None) -> Adapted:
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch under torch >= 2.6
     if not ops.have_nvalchemi():
         ops.define_standalone_ops()  # before compile_refresh, which defines halo_keepalive if missing
@@ -164,6 +179,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     r_max = float(mace_model.r_max)
     if cutoff < r_max - 1e-9:
         raise ExportError(f"cutoff {cutoff} is below the MACE model's r_max {r_max}; use --cutoff {r_max:g}")
+    head_index = _head_index(mace_model, head)
     table_z = [int(z) for z in mace_model.atomic_numbers.tolist()]
     unknown = [e for e in elements if z_of.get(e) not in table_z]
     if unknown:
@@ -201,6 +217,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
             "batch": torch.zeros(n_rows, dtype=torch.int64, device=positions.device),
             "ptr": torch.arange(2, device=positions.device) * n_rows,
             "cell": torch.zeros(1, 3, 3, dtype=positions.dtype, device=positions.device),
+            "head": torch.full((1,), head_index, dtype=torch.int64, device=positions.device),
         }
         return rebuilt(data, compute_force=False)["node_energy"].to(positions.dtype)
 
@@ -215,7 +232,9 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     if report.n_sites + len(fused) != layers:
         raise ExportError(f"the halo corrections found {report.n_sites} message-passing scatters and {len(fused)} "
                           f"fused convolutions in the MACE graph, expected one per interaction ({layers}): {report}")
+    heads = list(getattr(mace_model, "heads", None) or [])
+    head_note = f", head {heads[head_index]}" if len(heads) > 1 else ""
     return Adapted(energy_graph, "mace",
-                   f"MACE ({type(mace_model).__name__}, {layers} interactions, r_max {r_max:g})",
+                   f"MACE ({type(mace_model).__name__}, {layers} interactions, r_max {r_max:g}{head_note})",
                    f"{type(mace_model).__module__}.{type(mace_model).__qualname__}", spec=spec,
                    message_passing_layers=layers, units="metal")

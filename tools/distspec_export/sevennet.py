@@ -16,12 +16,15 @@ with the contract's inputs:
 - output: SevenNet's `atomic_energy` (after `rescale_atomic_energy`); its total-energy and force
   modules are left out: the host sums owned energies, the exporter differentiates them.
 
-Tracing: `sevenn.nn.convolution.message_gather` sizes its output with `len(node_features)`, which
-fixes the row count under make_fx; the energy function swaps in the same code with
-`.shape[0]`. SevenNet-0's weights and its one-hot embedding are fp32: the kind runs in fp32.
+Tracing: `sevenn.nn.convolution.message_gather` sizes its output with `len(node_features)`, and
+a multi-fidelity model's `IrrepsLinear` expands its modal one-hot to `len(features)` rows, which
+fixes the row count under make_fx; the energy function swaps in the same code with `.shape[0]`. SevenNet-0's weights and its one-hot embedding are fp32: the kind runs in fp32.
 
-`checkpoint(name)` is the factory `--module distspec_export.sevennet:checkpoint` takes: a
-pretrained name ('7net-0') or a checkpoint path, as `sevenn.util.load_checkpoint` reads it.
+`checkpoint(name)` is the factory `--module distspec_export.sevennet:checkpoint` takes (and
+`--from sevennet NAME|CHECKPOINT`): a pretrained name ('7net-0', '7net-l3i5', '7net-mf-0') or a
+checkpoint path, as `sevenn.util.load_checkpoint` reads it. A multi-fidelity model (7net-mf-0:
+modals R2SCAN and PBE) is exported for one modal, as sevenn deploys it for LAMMPS
+(`prepare_modal_deploy`: the modal's index fixed in the graph).
 """
 
 from __future__ import annotations
@@ -44,9 +47,10 @@ LAST_MODULE = "rescale_atomic_energy"   # writes the per-atom energy; total ener
 ACCELERATE_FLAGS = {"none": {}, "oeq": {"enable_oeq": True}}
 
 
-def checkpoint(name: str = "7net-0", accelerate: str = "none") -> torch.nn.Module:
+def checkpoint(name: str = "7net-0", accelerate: str = "none", modal: str | None = None) -> torch.nn.Module:
     """SevenNet's model of a pretrained name or checkpoint file (`sevenn.util.load_checkpoint`),
-    built with the tensor-product kernels `accelerate` names (sevenn's `enable_oeq` / `enable_cueq`)."""
+    built with the tensor-product kernels `accelerate` names (sevenn's `enable_oeq` / `enable_cueq`),
+    for `modal` where it is multi-fidelity."""
     if accelerate not in ACCELERATE_FLAGS:
         raise ExportError(f"accelerate {accelerate!r}: SevenNet is built with one of {', '.join(ACCELERATE_FLAGS)}")
     try:
@@ -62,7 +66,22 @@ def checkpoint(name: str = "7net-0", accelerate: str = "none") -> torch.nn.Modul
         if not torch.cuda.is_available():
             raise ExportError("accelerate oeq: OpenEquivariance's kernels need a CUDA GPU at export (they are "
                               "generated for the device); export on a GPU machine")
-    model = load_checkpoint(name).build_model(**ACCELERATE_FLAGS[accelerate])
+    try:
+        loaded = load_checkpoint(name)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"SevenNet checkpoint {name!r}: sevenn cannot load it ({type(e).__name__}: {e}); give a "
+                          "pretrained name (7net-0, 7net-l3i5, 7net-mf-0, ...) or a checkpoint file sevenn wrote") from e
+    model = loaded.build_model(**ACCELERATE_FLAGS[accelerate])
+    modals = sorted(getattr(model, "modal_map", None) or {})
+    if modals:
+        if modal is None:
+            raise ExportError(f"SevenNet model {name!r} is multi-fidelity (modals {', '.join(modals)}): choose the "
+                              "modal to export with --modal NAME")
+        if modal not in modals:
+            raise ExportError(f"--modal {modal}: the modals of SevenNet model {name!r} are {', '.join(modals)}")
+        model.prepare_modal_deploy(modal)
+    elif modal is not None:
+        raise ExportError(f"--modal {modal}: SevenNet model {name!r} has one fidelity, no modals")
     # sevenn falls back to e3nn, with a warning only, where the accelerator is unusable.
     if accelerate != "none" and not _uses_accelerator(model, accelerate):
         raise ExportError(f"accelerate {accelerate}: sevenn built the model without it (sevenn falls back to e3nn "
@@ -83,16 +102,31 @@ def _message_gather(node_features: torch.Tensor, edge_dst: torch.Tensor, message
     return out.scatter_reduce(0, index, message, reduce="sum")
 
 
+def _patch_modal_to_data(self, data):
+    """sevenn.nn.linear.IrrepsLinear._patch_modal_to_data of one graph, with the row count a
+    symbolic size (the multi-fidelity models' modal one-hot beside every row's features)."""
+    if self._is_batch_data:
+        return _patch_modal_to_data.saved(self, data)
+    features = data[self.key_input]
+    modality = data[self.key_modal_attr].expand(features.shape[0], -1).type(features.dtype)
+    data[self.key_input] = torch.cat([features, modality], dim=1)
+    return data
+
+
 @contextlib.contextmanager
 def _shape_free_gather() -> Iterator[None]:
-    from sevenn.nn import convolution  # noqa: PLC0415
+    """sevenn's functions that size outputs with len(), which fixes the row count under make_fx,
+    swapped for the same code with .shape[0]."""
+    from sevenn.nn import convolution, linear  # noqa: PLC0415
 
-    saved = convolution.message_gather
+    saved = convolution.message_gather, linear.IrrepsLinear._patch_modal_to_data
     convolution.message_gather = _message_gather
+    _patch_modal_to_data.saved = saved[1]
+    linear.IrrepsLinear._patch_modal_to_data = _patch_modal_to_data
     try:
         yield
     finally:
-        convolution.message_gather = saved
+        convolution.message_gather, linear.IrrepsLinear._patch_modal_to_data = saved
 
 
 def spec():
@@ -125,6 +159,10 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         raise ExportError(f"exporting SevenNet needs sevenn in this Python environment: {e}") from e
     if dtype != torch.float32:
         raise ExportError("SevenNet runs in fp32 (its weights and one-hot embedding are fp32): use --precision fp32")
+    if getattr(model, "modal_map", None) and getattr(model, "eval_modal_map", False):
+        raise ExportError(f"the SevenNet model is multi-fidelity (modals {', '.join(sorted(model.modal_map))}) and no "
+                          "modal is fixed: export it with --from sevennet NAME --modal MODAL (or the factory's "
+                          "modal argument)")
     blocks = _blocks(model)
     model_cutoff = float(model.cutoff)
     if abs(cutoff - model_cutoff) > 1e-9:

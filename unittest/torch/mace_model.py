@@ -19,8 +19,10 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch und
 Z = {"Cu": 29, "Ni": 28}
 
 
-def build(r_max: float = 4.5, interactions: int = 2, seed: int = 0) -> torch.nn.Module:
-    """ScaleShiftMACE, `interactions` residual interaction blocks, 8x0e + 8x1o, l_max 2, fp64."""
+def build(r_max: float = 4.5, interactions: int = 2, seed: int = 0, heads: list[str] | None = None) -> torch.nn.Module:
+    """ScaleShiftMACE, `interactions` residual interaction blocks, 8x0e + 8x1o, l_max 2, fp64;
+    with `heads`, a multi-head model as mace's multihead fine-tuning makes: a readout, E0s and a
+    scale and shift per head (each head's its own, so that heads differ)."""
     import numpy as np  # noqa: PLC0415
     from e3nn import o3  # noqa: PLC0415
     from mace import modules  # noqa: PLC0415
@@ -31,14 +33,20 @@ def build(r_max: float = 4.5, interactions: int = 2, seed: int = 0) -> torch.nn.
         r_max=r_max, num_bessel=6, num_polynomial_cutoff=5, max_ell=2, interaction_cls=block,
         interaction_cls_first=block, num_interactions=interactions, num_elements=2,
         hidden_irreps=o3.Irreps("8x0e + 8x1o"), MLP_irreps=o3.Irreps("8x0e"), gate=torch.nn.functional.silu,
-        atomic_energies=np.array([-0.5, -0.6]), avg_num_neighbors=42.0, atomic_numbers=sorted(Z.values()),
-        correlation=2, radial_type="bessel", atomic_inter_scale=0.1, atomic_inter_shift=0.0,
+        atomic_energies=np.array([[-0.5 - 0.3 * h, -0.6 + 0.2 * h] for h in range(len(heads))]) if heads
+        else np.array([-0.5, -0.6]),
+        avg_num_neighbors=42.0, atomic_numbers=sorted(Z.values()), correlation=2, radial_type="bessel",
+        atomic_inter_scale=[0.1 + 0.15 * h for h in range(len(heads))] if heads else 0.1,
+        atomic_inter_shift=[0.02 * h for h in range(len(heads))] if heads else 0.0,
+        **({"heads": list(heads)} if heads else {}),
     )
     return model.to(torch.float64).eval()
 
 
-def native(model: torch.nn.Module, system: periodic.System, type_elements: list[str], skin: float = 1.0) -> dict:
-    """MACE's own periodic evaluation: energy, per-atom energies, forces and virial, by tag."""
+def native(model: torch.nn.Module, system: periodic.System, type_elements: list[str], skin: float = 1.0,
+           head: int | None = None) -> dict:
+    """MACE's own periodic evaluation: energy, per-atom energies, forces and virial, by tag (of
+    head `head` of a multi-head model)."""
     r_max = float(model.r_max)
     rows = periodic.rows(system, r_max + skin, r_max)
     n = rows.n_owned
@@ -62,6 +70,8 @@ def native(model: torch.nn.Module, system: periodic.System, type_elements: list[
         "batch": torch.zeros(n, dtype=torch.int64),
         "ptr": torch.tensor([0, n]),
     }
+    if head is not None:
+        data["head"] = torch.tensor([head])
     out = model(data, compute_force=True, compute_virials=True)
     w = out["virials"][0].detach()
     return {

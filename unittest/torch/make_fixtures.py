@@ -18,6 +18,11 @@ The `mace` set (`--set mace`; DISTSPEC_PYTHON_MACE's environment, with mace-torc
   mace_L2.{pt2,json,spec.json}         a 2-interaction MACE with random weights, AOTInductor,
                                        its spec nvalchemi's MACEWrapper.distribution_spec()
   ref_mace_L2.json                     MACE's own periodic evaluation (mace_model.py)
+  mace_heads_L2.model                  a 2-head MACE (heads pbe, mp) saved by torch.save, as
+                                       mace_run_train saves its models
+  mace_heads_L2.{pt,json,spec.json}    exported from it by `distspec-export --from mace
+                                       mace_heads_L2.model --head mp` (TorchScript)
+  ref_mace_heads_L2.json               MACE's own evaluation of head mp
   fixtures_mace.json
 
 The `twin` set (`--set twin`; DISTSPEC_PYTHON's environment): the built-in `mpnn` of
@@ -44,6 +49,11 @@ made at test time, never committed):
   si_diamond.data, cu_fcc.data, nacl_triclinic.data, basrtio3.data
                                        small crystals, rattled (sevennet_model.py), types = own elements
   ref_7net0_<structure>.json           SevenNet's own SevenNetCalculator on each
+  7net_l3i5.{pt,json,spec.json}        `distspec-export --from sevennet 7net-l3i5` (TorchScript, fp32, the
+                                       model's own 89 elements), ref_7net_l3i5_si_diamond.json
+  7net_mf0_pbe.{pt,json,spec.json}     `distspec-export --from sevennet CHECKPOINT --modal PBE` on the file
+                                       of 7net-mf-0 (multi-fidelity), ref_7net_mf0_pbe_si_diamond.json
+                                       SevenNetCalculator('7net-mf-0', modal='PBE')
   7net0_serial.{pt,json,spec.json}     SevenNet-0 as SevenNet deploys it for its own serial pair
                                        style (sevenn_get_model), run by the plugin on one rank
   fixtures_sevennet.json               "structures": data file, type elements, reference of each
@@ -83,10 +93,10 @@ UNITS = "metal"
 DATA = "cuni_fcc.data"
 SETS = {  # set: {name: (layers, format)}
     "toy": {"toy_mpnn_L2": (2, "aoti"), "toy_mpnn_L4": (4, "aoti"), "toy_mpnn_L2_ts": (2, "torchscript")},
-    "mace": {"mace_L2": (2, "aoti")},
+    "mace": {"mace_L2": (2, "aoti"), "mace_heads_L2": (2, "torchscript")},
     "twin": {"native_mpnn_L2": (2, "aoti"), "native_mpnn_L2_ts": (2, "torchscript")},
     "aimnet": {"aimnet_P3": (3, "aoti")},
-    "sevennet": {"7net0": (5, "aoti")},
+    "sevennet": {"7net0": (5, "aoti"), "7net_l3i5": (5, "torchscript"), "7net_mf0_pbe": (5, "torchscript")},
 }
 MANIFEST = {"toy": "fixtures.json", "mace": "fixtures_mace.json", "twin": "fixtures_twin.json",
             "aimnet": "fixtures_aimnet.json", "sevennet": "fixtures_sevennet.json"}
@@ -96,6 +106,21 @@ NATIVE = {2: "potentials/cu_mpnn_L2.json"}  # the twin set's native model files,
 REPO = HERE.parents[1]
 # The aimnet set's; its graph's neighbour matrix (96 wide) holds neighbour lists up to cutoff + 1.0.
 AIMNET = {"elements": ["H", "C", "N", "O"], "cutoff": 4.0, "data": "molecules.data", "max_skin": 1.0}
+# Exported by the documented command, `distspec-export --from KIND SOURCE ...`: name -> (kind,
+# source, the arguments after it); a mace source is the file the set's model is saved to, a
+# sevennet one a pretrained name or a checkpoint file (None: the file of SEVENNET_CHECKPOINT).
+MACE_HEADS = {"heads": ["pbe", "mp"], "head": "mp"}
+SEVENNET_CHECKPOINT = "7net-mf-0"  # its checkpoint file, as a user's fine-tuned one is given
+SEVENNET_MODAL = "PBE"
+COMMAND_LINE = {
+    "mace_heads_L2": ("mace", "mace_heads_L2.model", ["--head", MACE_HEADS["head"], "--elements", *ELEMENTS]),
+    "7net_l3i5": ("sevennet", "7net-l3i5", ["--precision", "fp32"]),
+    "7net_mf0_pbe": ("sevennet", None, ["--modal", SEVENNET_MODAL, "--precision", "fp32", "--elements", "Si"]),
+}
+# The sevennet models of COMMAND_LINE: their SevenNetCalculator arguments, and the one structure
+# they are checked on.
+SEVENNET_REFERENCE = {"7net_l3i5": ("7net-l3i5", None), "7net_mf0_pbe": ("7net-mf-0", SEVENNET_MODAL)}
+SEVENNET_EXTRA_STRUCTURE = "si_diamond"
 SEVENNET = {"cutoff": 5.0, "precision": "fp32", "license": "GPL-3.0-only (sevenn 0.13.0, SevenNet-0)"}
 
 
@@ -142,13 +167,45 @@ def toy_models():
                "It predicts nothing.", f"unittest/torch/toy_mpnn.py build(layers={layers}, seed=0)")
 
 
-def mace_models():
+def mace_build(name: str, layers: int):
     import mace_model  # noqa: PLC0415
 
+    heads = MACE_HEADS["heads"] if name in COMMAND_LINE else None
+    return mace_model.build(r_max=CUTOFF, interactions=layers, heads=heads)
+
+
+def mace_models():
     for name, (layers, fmt) in SETS["mace"].items():
-        yield (name, mace_model.build(r_max=CUTOFF, interactions=layers), None, fmt,
+        yield (name, mace_build(name, layers), None, fmt,
                f"TEST model with random weights: ScaleShiftMACE ({layers} interactions, 8x0e+8x1o). "
                "It predicts nothing.", f"unittest/torch/mace_model.py build(interactions={layers}, seed=0)")
+
+
+def sevennet_checkpoint_file(name: str) -> str:
+    """The checkpoint file sevenn keeps for a pretrained name."""
+    from sevenn.util import pretrained_name_to_path  # noqa: PLC0415
+
+    return str(pretrained_name_to_path(name))
+
+
+def export_from_command_line(out: Path, name: str, model, fmt: str):
+    """Exported by the documented command, `distspec-export --from KIND SOURCE ...`: a MACE model
+    saved first as its package saves it (torch.save, as mace_run_train does), a SevenNet one by
+    its pretrained name or its checkpoint file. The ExportResult and the command's arguments."""
+    import torch  # noqa: PLC0415
+
+    from distspec_export import cli  # noqa: PLC0415
+
+    kind, source, extra = COMMAND_LINE[name]
+    if kind == "mace":
+        torch.save(model, out / source)
+        source = str(out / source)
+    elif source is None:
+        source = sevennet_checkpoint_file(SEVENNET_CHECKPOINT)
+    argv = ["--from", kind, source, *extra, "--format", fmt, "--out", str(out), "--name", name, "--quick-compile"]
+    if kind == "mace":
+        argv += ["--license", "CC0-1.0"]
+    return cli.export_from_args(cli.parse_args(argv), log=lambda line: None), argv
 
 
 def twin_models():
@@ -176,6 +233,9 @@ def sevennet_models():
     from distspec_export import sevennet  # noqa: PLC0415
 
     for name, (blocks, fmt) in SETS["sevennet"].items():
+        if name in COMMAND_LINE:  # loaded by the command line itself
+            yield name, None, None, fmt, None, None
+            continue
         yield (name, sevennet.checkpoint("7net-0"), None, fmt,
                f"SevenNet-0 (11Jul2024, {blocks} interaction blocks), exported for the tests",
                "sevenn 0.13.0 (PyPI), sevenn.util.load_checkpoint('7net-0')")
@@ -220,6 +280,14 @@ def references(which: str, out: Path) -> list[tuple[str, dict]]:
                                                    .edge_index.shape[1])}
             ref.update(sevennet_model.native(system, s["type_elements"]))
             refs.append((s["reference"], ref))
+        s = sevennet_structures()[SEVENNET_EXTRA_STRUCTURE]
+        system = periodic.read_data(out / s["data"])
+        for name, (model, modal) in SEVENNET_REFERENCE.items():
+            ref = {"model": f"sevennet {model}" + (f" modal {modal}" if modal else ""), "data_file": s["data"],
+                   "type_elements": s["type_elements"], "units": UNITS,
+                   "n_edges": int(periodic.rows(system, SEVENNET["cutoff"], SEVENNET["cutoff"]).edge_index.shape[1])}
+            ref.update(sevennet_model.native(system, s["type_elements"], model, modal))
+            refs.append((f"ref_{name}_{SEVENNET_EXTRA_STRUCTURE}.json", ref))
         return refs
     if which == "aimnet":
         import aimnet_model  # noqa: PLC0415
@@ -246,8 +314,12 @@ def references(which: str, out: Path) -> list[tuple[str, dict]]:
     for name, (layers, _) in SETS["mace"].items():
         ref = {"model": {"module": "mace_model.build", "interactions": layers, "r_max": CUTOFF, "seed": 0},
                "data_file": DATA, "type_elements": ELEMENTS, "units": UNITS}
-        model = mace_model.build(r_max=CUTOFF, interactions=layers)
-        ref.update(mace_model.native(model, periodic.read_data(out / DATA), ELEMENTS))
+        model = mace_build(name, layers)
+        head = None
+        if name in COMMAND_LINE:  # the head the command line chose, by its index in MACE's own model
+            ref["model"].update(heads=MACE_HEADS["heads"], head=MACE_HEADS["head"])
+            head = MACE_HEADS["heads"].index(MACE_HEADS["head"])
+        ref.update(mace_model.native(model, periodic.read_data(out / DATA), ELEMENTS, head=head))
         refs.append((f"ref_{name}.json", ref))
     return refs
 
@@ -372,10 +444,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             elements, cutoff, units = ELEMENTS, CUTOFF, UNITS
         sevennet = args.set == "sevennet"
-        result = export(model, spec, elements, cutoff, units, out, name, format=fmt, description=description,
-                        source=source, license=SEVENNET["license"] if sevennet else "CC0-1.0",
-                        precision=SEVENNET["precision"] if sevennet else "fp64", quick_compile=True,
-                        log=lambda line: None)
+        command = None
+        if name in COMMAND_LINE:
+            result, command = export_from_command_line(out, name, model, fmt)
+        else:
+            result = export(model, spec, elements, cutoff, units, out, name, format=fmt, description=description,
+                            source=source, license=SEVENNET["license"] if sevennet else "CC0-1.0",
+                            precision=SEVENNET["precision"] if sevennet else "fp64", quick_compile=True,
+                            log=lambda line: None)
         seconds[name] = {k: round(v, 2) for k, v in result.seconds.items()}
         layers = result.message_passing_layers
         manifest["models"][name] = {"model_file": result.model_file.name, "graph": result.graph_file.name,
@@ -384,6 +460,8 @@ def main(argv: list[str] | None = None) -> int:
                                     else f"ref_{name}.json",
                                     "halo_sites": result.halo_sites, "comm_width": result.comm_width,
                                     "export_check": result.deviations}
+        if command:
+            manifest["models"][name]["command"] = ["distspec-export", *command]
         if args.set == "twin":
             manifest["models"][name]["native"] = NATIVE[layers]
         if args.set in ("twin", "sevennet"):  # sevennet: a reference per structure

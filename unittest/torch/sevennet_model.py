@@ -76,25 +76,27 @@ ELEMENTS = sorted({e for elements, _, _ in STRUCTURES.values() for e in elements
 
 
 @functools.cache
-def calculator(name: str):
-    """SevenNet's ASE calculator of a pretrained model (loading it takes seconds: once)."""
+def calculator(name: str, modal: str | None = None):
+    """SevenNet's ASE calculator of a pretrained model, of `modal` for a multi-fidelity one
+    (loading it takes seconds: once)."""
     from sevenn.calculator import SevenNetCalculator  # noqa: PLC0415
 
-    return SevenNetCalculator(name, device="cpu")
+    return SevenNetCalculator(name, device="cpu", **({"modal": modal} if modal else {}))
 
 
-def native(system: periodic.System, type_elements: list[str], name: str = "7net-0") -> dict:
+def native(system: periodic.System, type_elements: list[str], name: str = "7net-0", modal: str | None = None) -> dict:
     """SevenNetCalculator on the system: energy, virial (xx yy zz xy xz yz), per atom by tag."""
     from ase import Atoms  # noqa: PLC0415
 
     atoms = Atoms(symbols=[type_elements[t - 1] for t in system.types.tolist()],
                   positions=system.positions.numpy(), cell=system.cell.numpy(), pbc=True)
-    atoms.calc = calculator(name)
+    atoms.calc = calculator(name, modal)
     energy = float(atoms.get_potential_energy())
     # ASE's stress is dE/d(strain) / V, in Voigt order xx yy zz yz xz xy; LAMMPS' virial is -V times it.
     s = -atoms.get_stress() * atoms.get_volume()
     return {
-        "ops": f"sevenn.calculator.SevenNetCalculator('{name}'), periodic images as edge shifts (no halo)",
+        "ops": f"sevenn.calculator.SevenNetCalculator('{name}'{f', modal={modal!r}' if modal else ''}), periodic images "
+               "as edge shifts (no halo)",
         "n_atoms": len(atoms),
         "energy": energy,
         "virial": [float(s[0]), float(s[1]), float(s[2]), float(s[5]), float(s[4]), float(s[3])],
