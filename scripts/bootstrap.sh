@@ -170,6 +170,8 @@ build_lammps() {
 #   sevenn: sevenn (SevenNet-0's weights inside) wants e3nn >= 0.5, which clashes with MACE's:
 #         a third venv layered on the base the same way (about 0.4 GB; the wheel is GPL-3.0,
 #         and the models made from it are made at test time, never kept in the repository).
+#   nequip: nequip and nequip-allegro want e3nn 0.6 (and lightning, hydra): a fourth venv
+#         layered the same way (about 0.2 GB).
 PIP_OPTS=(--no-input --disable-pip-version-check --no-cache-dir --progress-bar off)
 
 # make_venv DIR LOG: a fresh venv at DIR with current pip and wheel.
@@ -216,6 +218,10 @@ python_versions() {
   PY_BASE_KEY=pyenv-py$PY_VERSION-torch$PY_TORCH-nvalchemi$PY_NVALCHEMI-aimnet$PY_AIMNET
   PY_MACE_KEY=$PY_BASE_KEY+mace$PY_MACE-cueq$PY_CUEQ
   PY_SEVENN_KEY=$PY_BASE_KEY+sevenn$PY_SEVENN
+  PY_NEQUIP=$(tested_pin nequip)
+  PY_ALLEGRO=$(tested_pin nequip-allegro)
+  PY_NEQUIP_REQS=("nequip==$PY_NEQUIP" "nequip-allegro==$PY_ALLEGRO")
+  PY_NEQUIP_KEY=$PY_BASE_KEY+nequip$PY_NEQUIP-allegro$PY_ALLEGRO
 }
 # build_layer KEY CHECK REQS...: a venv at $CACHE/KEY that sees the base's packages, with REQS;
 # CHECK (Python) must import what the layer is for.
@@ -237,12 +243,13 @@ assert torch.__file__.startswith(sys.argv[1]), torch.__file__" "$(site_packages 
 }
 build_python_env() {
   local base="$CACHE/$PY_BASE_KEY"
-  [ -f "$base/.built" ] && [ -f "$CACHE/$PY_MACE_KEY/.built" ] && [ -f "$CACHE/$PY_SEVENN_KEY/.built" ] && return 0
+  [ -f "$base/.built" ] && [ -f "$CACHE/$PY_MACE_KEY/.built" ] && [ -f "$CACHE/$PY_SEVENN_KEY/.built" ] &&
+    [ -f "$CACHE/$PY_NEQUIP_KEY/.built" ] && return 0
   [ -n "$PY_VERSION" ] || { log "no /usr/bin/python3"; return 1; }
   local t0=$SECONDS
   if [ ! -f "$base/.built" ]; then
     log "Python environment $base"
-    rm -rf "$CACHE/$PY_MACE_KEY" "$CACHE/$PY_SEVENN_KEY"   # layered on the base: rebuilt with it
+    rm -rf "$CACHE/$PY_MACE_KEY" "$CACHE/$PY_SEVENN_KEY" "$CACHE/$PY_NEQUIP_KEY"  # layered on the base: rebuilt with it
     make_venv "$base" "$base.log" || return 1
     pip_install "$base" "$base.log" "${PY_BASE_REQS[@]}" || return 1
     "$base/bin/python" -c 'import torch, nvalchemi.distributed.spec, aimnet' >> "$base.log" 2>&1 ||
@@ -251,15 +258,17 @@ build_python_env() {
   fi
   build_layer "$PY_MACE_KEY" "import mace.modules, nvalchemi.models.mace" "${PY_MACE_REQS[@]}" || return 1
   build_layer "$PY_SEVENN_KEY" "import sevenn.calculator, sevenn.util" "${PY_SEVENN_REQS[@]}" || return 1
+  build_layer "$PY_NEQUIP_KEY" "import nequip.model, allegro.model" "${PY_NEQUIP_REQS[@]}" || return 1
   log "Python environments ready ($(( SECONDS - t0 )) s)"
 }
 python_env_lines() {
   if [ "${DISTSPEC_SKIP_PYTHON:-0}" = 1 ]; then
-    echo "unset DISTSPEC_PYTHON DISTSPEC_PYTHON_MACE DISTSPEC_PYTHON_SEVENN"
+    echo "unset DISTSPEC_PYTHON DISTSPEC_PYTHON_MACE DISTSPEC_PYTHON_SEVENN DISTSPEC_PYTHON_NEQUIP"
   else
     echo "export DISTSPEC_PYTHON='$CACHE/$PY_BASE_KEY/bin/python'"
     echo "export DISTSPEC_PYTHON_MACE='$CACHE/$PY_MACE_KEY/bin/python'"
     echo "export DISTSPEC_PYTHON_SEVENN='$CACHE/$PY_SEVENN_KEY/bin/python'"
+    echo "export DISTSPEC_PYTHON_NEQUIP='$CACHE/$PY_NEQUIP_KEY/bin/python'"
   fi
 }
 python_stage() {

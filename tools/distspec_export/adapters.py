@@ -10,6 +10,7 @@ itself (its own spec, layer count, a description).
 - `mace`: nvalchemi's `MACEWrapper` or a `mace.modules.MACE` model (mace.py).
 - `aimnet`: nvalchemi's `AIMNet2Wrapper` or an `aimnet.models.AIMNet2` model (aimnet.py).
 - `sevennet`: a SevenNet `AtomGraphSequential`, e.g. SevenNet-0 (sevennet.py).
+- `nequip`: a NequIP or Allegro model, the `nequip` framework's `GraphModel` (nequip.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import torch
 from .adapted import Adapted
 from .trace import INPUT_NAMES, UNITS, ExportError
 
-KINDS = ("auto", "plain", "mace", "aimnet", "sevennet")
+KINDS = ("auto", "plain", "mace", "aimnet", "sevennet", "nequip")
 
 
 def _prepare(module: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
@@ -67,6 +68,8 @@ def detect(model: Any) -> str:
             return "aimnet"
         if cls.__module__.startswith("sevenn."):
             return "sevennet"
+        if cls.__module__.startswith(("nequip.", "allegro.")):
+            return "nequip"
     return "plain"
 
 
@@ -89,4 +92,8 @@ def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torc
         from . import sevennet  # noqa: PLC0415
 
         return sevennet.adapt(model, elements, cutoff, dtype, example)
+    if kind == "nequip":
+        from . import nequip  # noqa: PLC0415
+
+        return nequip.adapt(model, elements, cutoff, dtype, example)
     return plain(model, dtype)

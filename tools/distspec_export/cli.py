@@ -21,7 +21,8 @@ examples:
 
 --from KIND SOURCE takes a model as its own package saves or names it: `mace FILE.model` (a model
 file mace-torch saved; --head NAME for a multi-head model), `sevennet NAME|CHECKPOINT` (7net-0,
-7net-l3i5, 7net-mf-0 or a checkpoint file; --modal NAME for a multi-fidelity model). Its
+7net-l3i5, 7net-mf-0 or a checkpoint file; --modal NAME for a multi-fidelity model), `nequip FILE`
+(a NequIP or Allegro checkpoint *.ckpt or package *.nequip.zip). Its
 elements, cutoff and units are the model's own where --elements, --cutoff and --units are left
 out (and checked against it where given).
 
@@ -33,8 +34,8 @@ NAME.json for `pair_coeff * * NAME.json <elements>` (doc/torch_models.md).
 Model kinds (--kind, default from the model's class): plain (a module with the contract's
 forward), mace (nvalchemi's MACEWrapper or a MACE model), aimnet (nvalchemi's AIMNet2Wrapper
 or an AIMNet2 model), sevennet (a SevenNet model; `--module distspec_export.sevennet:checkpoint
---module-args '{"name": "7net-0"}'` gives SevenNet-0); mace, aimnet and sevennet bring their own
-spec, so --spec may be left out.
+--module-args '{"name": "7net-0"}'` gives SevenNet-0), nequip (a NequIP or Allegro GraphModel);
+mace, aimnet, sevennet and nequip bring their own spec, so --spec may be left out.
 """
 
 
@@ -50,7 +51,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         epilog=USAGE_EXAMPLE)
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--from", dest="from_", nargs=2, metavar=("KIND", "SOURCE"),
-                        help="a model as its package saves it: mace FILE.model, sevennet NAME|CHECKPOINT (see below)")
+                        help="a model as its package saves it: mace FILE.model, sevennet NAME|CHECKPOINT, nequip FILE (see below)")
     source.add_argument("--module", metavar="MOD:ATTR", help="where the model comes from (see below)")
     source.add_argument("--deployed", metavar="FILE",
                         help="a module SevenNet deployed itself (sevenn_get_model's deployed_serial.pt): write the "

@@ -5,6 +5,8 @@
   multi-head model.
 - `sevennet NAME|CHECKPOINT`: a pretrained SevenNet name (7net-0, 7net-l3i5, 7net-mf-0, ...) or
   a checkpoint sevenn wrote; `--modal NAME` picks the fidelity of a multi-fidelity model.
+- `nequip FILE`: a NequIP or Allegro model as nequip saves it, a training checkpoint (*.ckpt) or
+  a package (`nequip-package`, *.nequip.zip), loaded eager.
 
 Each gives the model and what it says of itself, which fills --elements, --cutoff and --units
 where they are left out: the elements of its table (in the order of their atomic numbers), its
@@ -20,7 +22,7 @@ from typing import Any
 
 from .trace import ExportError
 
-SOURCES = ("mace", "sevennet")
+SOURCES = ("mace", "sevennet", "nequip")
 
 
 @dataclasses.dataclass
@@ -78,6 +80,16 @@ def _sevennet(name: str, modal: str | None, accelerate: str) -> Source:
                   "GPL-3.0-only (sevenn)")
 
 
+def _nequip(path: str) -> Source:
+    from . import nequip  # noqa: PLC0415
+
+    if not Path(path).is_file():
+        raise ExportError(f"--from nequip {path}: no such file (a checkpoint *.ckpt or a package *.nequip.zip)")
+    model = nequip.load(path)
+    return Source(model, "nequip", list(model.type_names), float(model.metadata["r_max"]), "metal",
+                  f"nequip model {Path(path).name}, exported by distspec-export", Path(path).name)
+
+
 def load(kind: str, source: str, head: str | None = None, modal: str | None = None,
          accelerate: str = "none") -> Source:
     if kind not in SOURCES:
@@ -86,4 +98,6 @@ def load(kind: str, source: str, head: str | None = None, modal: str | None = No
         raise ExportError(f"--head {head}: heads are MACE's (--from mace FILE --head NAME)")
     if modal is not None and kind != "sevennet":
         raise ExportError(f"--modal {modal}: modals are SevenNet's (--from sevennet NAME --modal NAME)")
+    if kind == "nequip":
+        return _nequip(source)
     return _mace(source, head) if kind == "mace" else _sevennet(source, modal, accelerate)

@@ -58,6 +58,18 @@ made at test time, never committed):
                                        style (sevenn_get_model), run by the plugin on one rank
   fixtures_sevennet.json               "structures": data file, type elements, reference of each
 
+The `nequip` set (`--set nequip`; DISTSPEC_PYTHON_NEQUIP's environment, with nequip and
+nequip-allegro):
+
+  nequip_L3.{pt,json,spec.json}        a 3-layer NequIP with random weights, built with nequip's API
+                                       (nequip_model.py), TorchScript
+  nequip_allegro.{pt,json,spec.json}   a 2-layer Allegro (strictly local), likewise
+  nequip_tiny.nequip.zip               a NequIP nequip-train trained (nequip_tiny.yaml) and nequip-package
+                                       packaged; nequip_packaged.{pt,json,spec.json} exported from it by
+                                       `distspec-export --from nequip nequip_tiny.nequip.zip`
+  ref_nequip_L3.json, ref_nequip_allegro.json, ref_nequip_packaged.json   nequip's own evaluation
+  fixtures_nequip.json
+
 The other sets write cuni_fcc.data, a 108-atom Cu/Ni fcc crystal, rattled (LAMMPS data file, atom style
 atomic), and the references are on it. Elements Cu Ni (type 1 Cu, type 2 Ni:
 `pair_coeff * * toy_mpnn_L2.json Cu Ni`), cutoff 4.5, units metal. The toy models' spec is
@@ -97,11 +109,16 @@ SETS = {  # set: {name: (layers, format)}
     "twin": {"native_mpnn_L2": (2, "aoti"), "native_mpnn_L2_ts": (2, "torchscript")},
     "aimnet": {"aimnet_P3": (3, "aoti")},
     "sevennet": {"7net0": (5, "aoti"), "7net_l3i5": (5, "torchscript"), "7net_mf0_pbe": (5, "torchscript")},
+    "nequip": {"nequip_L3": (3, "torchscript"), "nequip_allegro": (1, "torchscript")},
 }
 MANIFEST = {"toy": "fixtures.json", "mace": "fixtures_mace.json", "twin": "fixtures_twin.json",
-            "aimnet": "fixtures_aimnet.json", "sevennet": "fixtures_sevennet.json"}
+            "aimnet": "fixtures_aimnet.json", "sevennet": "fixtures_sevennet.json", "nequip": "fixtures_nequip.json"}
 PYTHON_VAR = {"toy": "DISTSPEC_PYTHON", "mace": "DISTSPEC_PYTHON_MACE", "twin": "DISTSPEC_PYTHON",
-              "aimnet": "DISTSPEC_PYTHON", "sevennet": "DISTSPEC_PYTHON_SEVENN"}
+              "aimnet": "DISTSPEC_PYTHON", "sevennet": "DISTSPEC_PYTHON_SEVENN", "nequip": "DISTSPEC_PYTHON_NEQUIP"}
+# The nequip set's model that nequip itself trained and packaged (not in SETS: its elements are
+# Cu alone, run with both types of the Cu/Ni data file as Cu).
+NEQUIP_PACKAGED = {"name": "nequip_packaged", "config": "nequip_tiny.yaml", "package": "nequip_tiny.nequip.zip",
+                   "type_elements": ["Cu", "Cu"]}
 NATIVE = {2: "potentials/cu_mpnn_L2.json"}  # the twin set's native model files, by layers (repository paths)
 REPO = HERE.parents[1]
 # The aimnet set's; its graph's neighbour matrix (96 wide) holds neighbour lists up to cutoff + 1.0.
@@ -135,7 +152,8 @@ def sources_hash(versions: str) -> str:
     """What the fixtures are made from: the sources that make them and the library versions."""
     h = hashlib.sha256(versions.encode())
     files = [HERE / f for f in ("make_fixtures.py", "periodic.py", "reference.py", "toy_mpnn.py", "mace_model.py",
-                                "native_mpnn.py", "aimnet_model.py", "sevennet_model.py")]
+                                "native_mpnn.py", "aimnet_model.py", "sevennet_model.py", "nequip_model.py",
+                                "nequip_tiny.yaml")]
     files += [REPO / f for f in NATIVE.values()]
     files += sorted((HERE.parents[1] / "tools" / "distspec_export").glob("*.py"))
     for f in files:
@@ -241,6 +259,41 @@ def sevennet_models():
                "sevenn 0.13.0 (PyPI), sevenn.util.load_checkpoint('7net-0')")
 
 
+def nequip_models():
+    import nequip_model  # noqa: PLC0415
+
+    for name, (layers, fmt) in SETS["nequip"].items():
+        allegro = name.endswith("allegro")
+        yield (name, nequip_model.build(r_max=CUTOFF, layers=layers, allegro=allegro), None, fmt,
+               f"TEST model with random weights: {'Allegro (2 layers)' if allegro else f'NequIP ({layers} layers)'}, "
+               "built with nequip's API. It predicts nothing.",
+               f"unittest/torch/nequip_model.py build(layers={layers}, allegro={allegro}, seed=0)")
+
+
+def nequip_packaged(out: Path) -> dict:
+    """A NequIP as its users get one: trained by nequip-train (two epochs of nequip's EMT copper),
+    packaged by nequip-package, exported by `distspec-export --from nequip PACKAGE`."""
+    import subprocess  # noqa: PLC0415
+
+    from distspec_export import cli  # noqa: PLC0415
+
+    bin_dir = Path(sys.executable).parent
+    train = out / "nequip_train"
+    subprocess.run([str(bin_dir / "nequip-train"), "-cp", str(HERE), "-cn", Path(NEQUIP_PACKAGED["config"]).stem,
+                    f"hydra.run.dir={train}"], check=True, capture_output=True, text=True)
+    package = out / NEQUIP_PACKAGED["package"]
+    subprocess.run([str(bin_dir / "nequip-package"), "build", str(train / "last.ckpt"), str(package)], check=True,
+                   capture_output=True, text=True)
+    name = NEQUIP_PACKAGED["name"]
+    argv = ["--from", "nequip", str(package), "--format", "torchscript", "--out", str(out), "--name", name,
+            "--license", "CC0-1.0"]
+    result = cli.export_from_args(cli.parse_args(argv), log=lambda line: None)
+    return {"model_file": result.model_file.name, "graph": result.graph_file.name, "package": package.name,
+            "command": ["distspec-export", *argv], "layers": result.message_passing_layers,
+            "type_elements": NEQUIP_PACKAGED["type_elements"], "reference": f"ref_{name}.json",
+            "export_check": result.deviations}
+
+
 def sevennet_serial(out: Path, elements: list[str]) -> dict:
     """SevenNet-0 as SevenNet deploys it for its own serial pair style (`sevenn_get_model 7net-0`),
     with its model file (distspec-export --deployed): {"model_file", "graph"}."""
@@ -302,6 +355,27 @@ def references(which: str, out: Path) -> list[tuple[str, dict]]:
                                            AIMNET["cutoff"]))
             refs.append((f"ref_{name}.json", ref))
         return refs
+    if which == "nequip":
+        import nequip_model  # noqa: PLC0415
+        import periodic  # noqa: PLC0415
+
+        from distspec_export import nequip  # noqa: PLC0415
+
+        system = periodic.read_data(out / DATA)
+        refs = []
+        for name, (layers, _) in SETS["nequip"].items():
+            allegro = name.endswith("allegro")
+            ref = {"model": {"module": "nequip_model.build", "layers": layers, "allegro": allegro, "r_max": CUTOFF,
+                             "seed": 0}, "data_file": DATA, "type_elements": ELEMENTS, "units": UNITS}
+            ref.update(nequip_model.native(nequip_model.build(r_max=CUTOFF, layers=layers, allegro=allegro), system,
+                                           ELEMENTS))
+            refs.append((f"ref_{name}.json", ref))
+        packaged = nequip.load(str(out / NEQUIP_PACKAGED["package"]))  # as nequip loads it, forces on
+        ref = {"model": f"nequip package {NEQUIP_PACKAGED['package']}", "data_file": DATA,
+               "type_elements": NEQUIP_PACKAGED["type_elements"], "units": UNITS}
+        ref.update(nequip_model.native(packaged, system, NEQUIP_PACKAGED["type_elements"]))
+        refs.append((f"ref_{NEQUIP_PACKAGED['name']}.json", ref))
+        return refs
     if which == "toy":
         import reference  # noqa: PLC0415
 
@@ -337,7 +411,7 @@ def set_of(argv: list[str]) -> str:
 def environment(argv: list[str], what: str) -> list[str]:
     """Re-run in the Python environment the set needs (in_env.py); argv without --python."""
     which = set_of(argv)
-    need = {"mace": ("mace",), "sevennet": ("sevenn",)}.get(which, ())
+    need = {"mace": ("mace",), "sevennet": ("sevenn",), "nequip": ("nequip", "allegro")}.get(which, ())
     return in_env.ensure(argv, what, PYTHON_VAR.get(which, "DISTSPEC_PYTHON"), need=need)
 
 
@@ -413,6 +487,11 @@ def main(argv: list[str] | None = None) -> int:
         import sevenn  # noqa: PLC0415
 
         versions += f" sevenn {getattr(sevenn, '__version__', '?')}"
+    if args.set == "nequip":
+        import allegro  # noqa: PLC0415
+        import nequip  # noqa: PLC0415
+
+        versions += f" nequip {nequip.__version__} allegro {getattr(allegro, '__version__', '?')}"
     digest = sources_hash(versions)
     if not args.force and not args.only and up_to_date(out, args.set, digest):
         print(f"{args.set} fixtures in {out} are up to date ({versions}); --force remakes them")
@@ -423,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest: dict = {"elements": ELEMENTS, "cutoff": CUTOFF, "units": UNITS, "data": DATA, "versions": versions,
                       "sources": digest if not args.only else "", "models": {}}
     models = {"toy": toy_models, "mace": mace_models, "twin": twin_models, "aimnet": aimnet_models,
-              "sevennet": sevennet_models}[args.set]()
+              "sevennet": sevennet_models, "nequip": nequip_models}[args.set]()
     if args.set == "aimnet":
         manifest.update(AIMNET)
     if args.set == "sevennet":
@@ -484,7 +563,10 @@ def main(argv: list[str] | None = None) -> int:
             periodic.write_data(build(), out / f"{name}.data", f"TEST crystal: {title} (make_fixtures.py)")
         manifest["serial"] = sevennet_serial(out, manifest["elements"])
     else:
-        accelerated_call(out / "oeq_call.pt")
+        if args.set == "nequip":
+            manifest["packaged"] = nequip_packaged(out)
+        else:
+            accelerated_call(out / "oeq_call.pt")
         periodic.write_data(crystal(), out / (DATA + ".tmp"),
                             "TEST crystal: 108 Cu/Ni atoms, fcc 3x3x3, rattled (make_fixtures.py)")
         (out / (DATA + ".tmp")).replace(out / DATA)

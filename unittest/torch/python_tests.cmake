@@ -20,6 +20,11 @@
 #                   torch_aimnet_fixtures; torch.export_aimnet checks it as torch.export does.
 #   torch.exporter_install  test_install.py: pip install ./tools (and [mace], [sevennet]) into
 #                   fresh environments, offline; the installed distspec-export against the checkout's.
+#   torch.fixtures_nequip, torch.export_nequip  a NequIP and an Allegro built with nequip's API
+#                   (random weights), and a NequIP trained for two epochs by nequip-train on
+#                   nequip's EMT copper and packaged by nequip-package, each exported by
+#                   distspec-export; nequip's own evaluation of each (nequip_model.py); in
+#                   DISTSPEC_PYTHON_NEQUIP's environment; ctest fixture torch_nequip_fixtures.
 #   torch.fixtures_sevennet  SevenNet-0 (sevenn, GPL-3.0, exported at test time: 7net0.pt2, fp32) and
 #                   SevenNetCalculator references on four small crystals; in DISTSPEC_PYTHON_SEVENN's
 #                   environment; ctest fixture torch_sevennet_fixtures.
@@ -35,6 +40,15 @@ set(DISTSPEC_PYTHON_MACE "$ENV{DISTSPEC_PYTHON_MACE}" CACHE FILEPATH
     "Python of the environment with mace-torch layered on DISTSPEC_PYTHON's")
 set(DISTSPEC_PYTHON_SEVENN "$ENV{DISTSPEC_PYTHON_SEVENN}" CACHE FILEPATH
     "Python of the environment with sevenn layered on DISTSPEC_PYTHON's")
+set(DISTSPEC_PYTHON_NEQUIP "$ENV{DISTSPEC_PYTHON_NEQUIP}" CACHE FILEPATH
+    "Python of the environment with nequip and nequip-allegro layered on DISTSPEC_PYTHON's")
+# A build folder configured before its environment existed (a new one the bootstrap added) takes
+# it from the environment at the next configure.
+foreach(var DISTSPEC_PYTHON DISTSPEC_PYTHON_MACE DISTSPEC_PYTHON_SEVENN DISTSPEC_PYTHON_NEQUIP)
+  if(NOT ${var} AND NOT "$ENV{${var}}" STREQUAL "")
+    set(${var} "$ENV{${var}}" CACHE FILEPATH "" FORCE)
+  endif()
+endforeach()
 set(DISTSPEC_TORCH_FIXTURES "${CMAKE_CURRENT_BINARY_DIR}/fixtures" CACHE PATH
     "where torch.fixtures writes the torch backend's test models and references")
 
@@ -74,6 +88,7 @@ torch_fixture_set(mace "${DISTSPEC_PYTHON_MACE}" EXPORT_TEST SHARED_DATA)
 torch_fixture_set(twin "${DISTSPEC_PYTHON}" SHARED_DATA)
 torch_fixture_set(aimnet "${DISTSPEC_PYTHON}" EXPORT_TEST)
 torch_fixture_set(sevennet "${DISTSPEC_PYTHON_SEVENN}")
+torch_fixture_set(nequip "${DISTSPEC_PYTHON_NEQUIP}" EXPORT_TEST SHARED_DATA)
 
 # torch.exporter_install: `pip install ./tools` (and its mace and sevennet extras) into fresh
 # environments layered on the bootstrap's, with no package index (the tested versions must meet
@@ -82,4 +97,4 @@ add_test(NAME torch.exporter_install
   COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_install.py" --work "${CMAKE_CURRENT_BINARY_DIR}/exporter_install"
           --python "${DISTSPEC_PYTHON}")
 set_tests_properties(torch.exporter_install PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 900
-  ENVIRONMENT "DISTSPEC_PYTHON_MACE=${DISTSPEC_PYTHON_MACE};DISTSPEC_PYTHON_SEVENN=${DISTSPEC_PYTHON_SEVENN}")
+  ENVIRONMENT "DISTSPEC_PYTHON_MACE=${DISTSPEC_PYTHON_MACE};DISTSPEC_PYTHON_SEVENN=${DISTSPEC_PYTHON_SEVENN};DISTSPEC_PYTHON_NEQUIP=${DISTSPEC_PYTHON_NEQUIP}")

@@ -238,7 +238,7 @@ def check_sources(results: Results, workdir: Path, fixtures: Path, which: str) -
     rows = [
         ("--head without --from", ["--module", "x.py:build", "--elements", "Cu", "--cutoff", "4", "--units", "metal",
                                    "--head", "mp", *out], "--head applies to --from"),
-        ("an unknown --from kind", ["--from", "gulp", "x", *out], "the model sources are mace, sevennet"),
+        ("an unknown --from kind", ["--from", "gulp", "x", *out], "the model sources are mace, sevennet, nequip"),
         ("--from mace without the file", ["--from", "mace", str(workdir / "none.model"), *out], "no such file"),
         ("--modal for a MACE model", ["--from", "mace", str(workdir / "none.model"), "--modal", "PBE", *out],
          "modals are SevenNet's"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """distspec-export as a user installs it (ctest torch.exporter_install, label torch).
 
-A user runs `pip install ./tools` (or `./tools[mace]`, `./tools[sevennet]`) in an environment
+A user runs `pip install ./tools` (or `./tools[mace]`, `./tools[sevennet]`, `./tools[nequip]`) in an environment
 of their own that already has torch. Here each new environment is layered on one of the
 bootstrap's (which hold exactly the versions tools/pyproject.toml lists as tested), and pip runs
 with `--no-index`: the install passes only if the package's requirements and each extra's are
@@ -33,7 +33,8 @@ sys.path.insert(0, str(HERE))
 import in_env  # noqa: E402
 from results import Results  # noqa: E402
 
-LAYERS = (("", "DISTSPEC_PYTHON"), ("mace", "DISTSPEC_PYTHON_MACE"), ("sevennet", "DISTSPEC_PYTHON_SEVENN"))
+LAYERS = (("", "DISTSPEC_PYTHON"), ("mace", "DISTSPEC_PYTHON_MACE"), ("sevennet", "DISTSPEC_PYTHON_SEVENN"),
+          ("nequip", "DISTSPEC_PYTHON_NEQUIP"))
 TOY_ARGS = ["--module", f"{HERE / 'toy_mpnn.py'}:build", "--elements", "Cu", "Ni", "--cutoff", "4.5",
             "--units", "metal", "--format", "torchscript", "--name", "toy"]
 # Fields of a model file that name where or when it was made, not what it is.

@@ -102,7 +102,9 @@ Params parse_params(const ModelFile& file) {
                         "/parameters/message_passing_layers");
   if (p.layers < 1) fail_value("/parameters/message_passing_layers", "expected at least 1, found " + std::to_string(p.layers));
   p.comm_width = expect_int(require_member(root, "comm_width", "/parameters"), "/parameters/comm_width");
-  if (p.comm_width < 1) fail_value("/parameters/comm_width", "expected at least 1, found " + std::to_string(p.comm_width));
+  // 0: a strictly local graph (Allegro) calls no halo op and exchanges no feature.
+  if (p.comm_width < 0)
+    fail_value("/parameters/comm_width", "expected 0 (a graph without halo ops) or more, found " + std::to_string(p.comm_width));
 
   if (const Json* version = find_member(root, "torch_version"))
     p.torch_version = expect_string(*version, "/parameters/torch_version");

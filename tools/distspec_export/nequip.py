@@ -1,0 +1,159 @@
+"""NequIP and Allegro (the `nequip` framework's `GraphModel`) as an energy function of contract 1.
+
+NequIP's interaction blocks already mark where a multi-rank run needs its halo: each block after
+the first calls a `GhostExchangeModule` on the node features before its tensor-product scatter
+(a no-op by default; nequip's LAMMPS ML-IAP integration swaps in LAMMPS' forward exchange). The
+same is done here with the contract's op: every such module becomes `halo_forward_static` on
+the features, so a block's halo rows read their owners' features, refreshed once per
+message-passing layer. Layer 0 embeds every row from its type, so it needs no exchange.
+
+- inputs: nequip's keys as its ML-IAP integration gives them: `edge_vectors` (sender's row minus
+  receiver's row: halo rows carry image coordinates), `edge_index` rows (receiver, sender),
+  `atom_types` of every row (the exported elements mapped onto the model's `type_names`);
+- output: `atomic_energy` of every row, with nequip's force and stress module disabled
+  (`disable_ForceStressOutput`): the exporter differentiates the owned energies itself;
+- Allegro is strictly local: its energies are sums over the edges of an atom, with no node
+  features passed between atoms, so it has no ghost-exchange module and its graph calls no halo
+  op. Its spec is the same halo spec (forces on halo rows folded to their owners); the
+  exchanges per step are none, `message_passing_layers` 1.
+
+Its spec, when none is given, is nvalchemi's halo spec of a gather-only MPNN (sevennet.spec()).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from . import ops
+from .adapted import Adapted
+from .trace import ExportError
+
+
+def _ghost_exchange_classes():
+    try:
+        from nequip.nn._ghost_exchange_base import GhostExchangeModule, NoOpGhostExchangeModule  # noqa: PLC0415
+    except ImportError as e:
+        raise ExportError(f"exporting a NequIP or Allegro model needs nequip in this Python environment: {e}") from e
+    return GhostExchangeModule, NoOpGhostExchangeModule
+
+
+def graph_model(model: Any) -> torch.nn.Module:
+    """The nequip GraphModel of `model` (a GraphModel, or nequip's dict of them by model key)."""
+    if isinstance(model, dict):
+        if len(model) != 1:
+            raise ExportError(f"the nequip file holds {len(model)} models ({', '.join(model)}); export one")
+        model = next(iter(model.values()))
+    if not hasattr(model, "metadata") or not hasattr(model, "type_names"):
+        raise ExportError(f"{type(model).__name__} is not a nequip GraphModel (no metadata / type_names)")
+    return model
+
+
+def load(path: str) -> torch.nn.Module:
+    """A model nequip saved: a training checkpoint (*.ckpt) or a package (*.nequip.zip), eager."""
+    try:
+        from nequip.model.saved_models.load_utils import load_saved_model  # noqa: PLC0415
+        from nequip.model.utils import _EAGER_MODEL_KEY  # noqa: PLC0415
+        from nequip.utils.global_state import set_global_state  # noqa: PLC0415
+    except ImportError as e:
+        raise ExportError(f"--from nequip needs nequip in this Python environment: {e}") from e
+    set_global_state()
+    try:
+        return graph_model(load_saved_model(path, compile_mode=_EAGER_MODEL_KEY))
+    except ExportError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"--from nequip {path}: nequip cannot load it ({type(e).__name__}: {e}); give a checkpoint "
+                          "(*.ckpt) or a package (*.nequip.zip) nequip wrote, not a nequip-compile output") from e
+
+
+def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example) -> Adapted:
+    del example  # traced by the exporter as it is
+    model = graph_model(model)
+    ghost_base, no_op = _ghost_exchange_classes()
+    from nequip.data import AtomicDataDict  # noqa: PLC0415
+    from nequip.model.modify_utils import get_all_modifiers, modify  # noqa: PLC0415
+
+    metadata = model.metadata
+    model_dtype = {"float64": torch.float64, "float32": torch.float32}.get(str(metadata.get("model_dtype")))
+    if model_dtype is not None and model_dtype != dtype:
+        raise ExportError(f"the nequip model computes in {metadata['model_dtype']}: export it with --precision "
+                          f"{'fp64' if model_dtype == torch.float64 else 'fp32'}")
+    if metadata.get("per_edge_type_cutoff"):
+        raise ExportError("the nequip model has per-edge-type cutoffs, which the plugin's one cutoff does not prune "
+                          "to; export a model with one r_max")
+    r_max = float(metadata["r_max"])
+    if abs(cutoff - r_max) > 1e-9 * max(1.0, r_max):
+        # Its polynomial envelope reaches zero at r_max, and its edges must be exactly those.
+        raise ExportError(f"cutoff {cutoff} is not the nequip model's r_max {r_max}; use --cutoff {r_max:g}")
+    type_names = list(model.type_names)
+    unknown = [e for e in elements if e not in type_names]
+    if unknown:
+        raise ExportError(f"elements {unknown} are not among the nequip model's type names {type_names}")
+    type_index = torch.tensor([type_names.index(e) for e in elements], dtype=torch.int64)
+
+    if "disable_ForceStressOutput" in get_all_modifiers(model):
+        model = modify(model, [{"modifier": "disable_ForceStressOutput"}])
+    routing: dict[str, torch.Tensor] = {}
+
+    class HaloRefresh(ghost_base):
+        """nequip's ghost exchange as the contract's forward halo refresh of the features."""
+
+        def forward(self, data, ghost_included: bool = False):
+            data[self.field] = torch.ops.nvalchemi.halo_forward_static(
+                data[self.field], routing["send_index"], routing["recv_dest"], routing["recv_real"],
+                routing["n_owned"], 1)
+            return data
+
+    # By class name: a model loaded from a nequip package has the package's own copies of
+    # nequip's classes, which are not the ones imported here.
+    def named(module, name):
+        return any(c.__name__ == name for c in type(module).__mro__)
+
+    blocks = sum(1 for m in model.modules() if named(m, "InteractionBlock"))
+    layers = _replace_ghost_exchanges(model, lambda m: named(m, no_op.__name__),
+                                      lambda old: HaloRefresh(field=old.field, irreps_in=old.irreps_in))
+    if layers != blocks:
+        raise ExportError(f"the nequip model has {blocks} interaction blocks but {layers} ghost-exchange modules: "
+                          "this nequip version places its halo exchanges elsewhere, which the exporter does not know")
+    model = model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    allegro = layers == 0
+
+    def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+        routing.update(send_index=send_index, recv_dest=recv_dest, recv_real=recv_real, n_owned=n_owned)
+        sender, receiver = edge_index[0], edge_index[1]
+        data = {
+            AtomicDataDict.EDGE_VECTORS_KEY: positions.index_select(0, sender) - positions.index_select(0, receiver),
+            AtomicDataDict.EDGE_INDEX_KEY: torch.stack([receiver, sender]),
+            AtomicDataDict.ATOM_TYPE_KEY: type_index.to(positions.device).index_select(0, species),
+        }
+        return model(data)[AtomicDataDict.PER_ATOM_ENERGY_KEY].reshape(-1).to(positions.dtype)
+
+    name = "Allegro" if allegro else "NequIP"
+    return Adapted(energy, "nequip",
+                   f"{name} (nequip GraphModel, {'strictly local' if allegro else f'{layers} interaction blocks'}, "
+                   f"r_max {r_max:g}, types {' '.join(type_names)})",
+                   f"{type(model).__module__}.{type(model).__qualname__}",
+                   spec=_spec if ops.have_nvalchemi() else None, message_passing_layers=1 if allegro else layers,
+                   cutoff=r_max)
+
+
+def _replace_ghost_exchanges(model: torch.nn.Module, match, factory) -> int:
+    """Replaces, in place, every submodule `match` accepts by `factory(old)`; how many."""
+    count = 0
+    for name, child in list(model.named_children()):
+        if match(child):
+            model._modules[name] = factory(child)
+            count += 1
+        else:
+            count += _replace_ghost_exchanges(child, match, factory)
+    return count
+
+
+def _spec():
+    from .sevennet import spec  # noqa: PLC0415
+
+    return spec()
