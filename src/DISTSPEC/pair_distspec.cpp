@@ -78,7 +78,7 @@ PairDistspec::~PairDistspec()
 void PairDistspec::settings(int narg, char **arg)
 {
   const auto before = settings_;
-  run_collectively(lmp, FLERR, "pair_style distspec", [&] { settings_ = DistspecSettings::parse(words_of(narg, arg)); });
+  run_collectively(lmp, FLERR, "pair_style distspec", [&] { settings_ = distspec::models::StyleSettings::parse(words_of(narg, arg)); });
   check_device();
   timing_.enable(settings_.timing);
   // A re-issued pair_style keeps the pair_coeff model: read it again under a new spec or
@@ -175,7 +175,7 @@ void PairDistspec::init_style()
 
   // Specs, parameter files and input words that differ by rank would hang or mix models.
   Fingerprint run;
-  run.add(std::to_string(model_fingerprint_)).add(DistspecSettings::name(settings_.halo)).add(settings_.precision);
+  run.add(std::to_string(model_fingerprint_)).add(distspec::models::StyleSettings::name(settings_.halo)).add(settings_.precision);
   run.add(settings_.strict ? "strict" : "lenient").add(std::to_string(int(settings_.device)));
   for (const auto &element : type_elements_) run.add(element);
   require_same_on_every_rank(lmp, run.value(), model_file_->spec_source);
@@ -249,7 +249,7 @@ void PairDistspec::log_setup() const
   text += fmt::format("DISTSPEC: spec {}: policy {} (scatter {}, gather {}), {} op adapter(s){}, halo {}\n",
                       model_file_->spec_source, spec.core.policy.kind, spec.core.policy.scatter_mode.value_or("-"),
                       spec.core.policy.gather_mode.value_or("-"), adapters.size(), unbound,
-                      DistspecSettings::name(settings_.halo));
+                      distspec::models::StyleSettings::name(settings_.halo));
   for (const auto &helper : spec.core.third_party_helpers)
     text += fmt::format("DISTSPEC:   helper {}: {}\n", distspec::helper_target(helper),
                         distspec::native_meaning(helper).value_or("not applicable natively"));
@@ -314,7 +314,7 @@ void PairDistspec::log_halo_report()
                  fmt::format("DISTSPEC halo ({}): owned rows {:.0f} (min {:.0f}, max {:.0f} per rank), halo rows {:.0f} "
                              "(min {:.0f}, max {:.0f}), feature exchanges per step: {} forward + {} reverse + {} all-reduce, "
                              "feature bytes per step {:.0f} (max {:.0f} per rank)\n",
-                             DistspecSettings::name(settings_.halo), sum[0], min[0], max[0], sum[1], min[1], max[1],
+                             distspec::models::StyleSettings::name(settings_.halo), sum[0], min[0], max[0], sum[1], min[1], max[1],
                              st.forward, st.reverse, st.all_reduce, sum[2], max[2]));
 }
 

@@ -21,7 +21,7 @@ PairStyle(distspec,PairDistspec);
 #include "finite_outputs.h"
 #include "lammps_compat.h"
 #include "lammps_halo_exchange_base.h"
-#include "pair_distspec_settings.h"
+#include "models/style_settings.h"
 #include "pair_with_end_of_run.h"
 #include "run_timing.h"
 
@@ -97,7 +97,7 @@ class PairDistspec : public PairWithEndOfRun {
   virtual NeighList *host_neighbor_list() const { return list; }
 
   const char *style_name_ = "distspec";    // in messages: the KOKKOS variant's is distspec/kk
-  DistspecSettings settings_;
+  distspec::models::StyleSettings settings_;
   std::unique_ptr<distspec::models::ModelFile> model_file_;
   std::unique_ptr<distspec::models::Model> model_;
   std::uint64_t model_fingerprint_ = 0;    // what this rank read (rank_agreement.h)

@@ -1,15 +1,10 @@
-/* ----------------------------------------------------------------------
-   DISTSPEC: keyword parsing for pair_style distspec.
-------------------------------------------------------------------------- */
-
-#include "pair_distspec_settings.h"
-
-#include "distspec/error.h"
+#include "models/style_settings.h"
 
 #include <stdexcept>
 
-using namespace LAMMPS_NS;
+#include "distspec/error.h"
 
+namespace distspec::models {
 namespace {
 
 [[noreturn]] void bad(const std::string &message, const std::string &hint)
@@ -40,11 +35,11 @@ bool yes_no(const std::vector<std::string> &words, std::size_t i)
   return value_of(words, i, {"yes", "no"}) == "yes";
 }
 
-}    // namespace
+}  // namespace
 
-DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
+StyleSettings StyleSettings::parse(const std::vector<std::string> &words)
 {
-  DistspecSettings s;
+  StyleSettings s;
   for (std::size_t i = 0; i < words.size(); i += 2) {
     const std::string &key = words[i];
     if (key == "spec") {
@@ -82,7 +77,9 @@ DistspecSettings DistspecSettings::parse(const std::vector<std::string> &words)
   return s;
 }
 
-const char *DistspecSettings::name(distspec::HaloStrategy h)
+const char* StyleSettings::name(distspec::HaloStrategy h)
 {
   return h == distspec::HaloStrategy::expanded ? "expanded" : "per_layer";
 }
+
+}  // namespace distspec::models

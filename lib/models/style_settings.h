@@ -1,0 +1,31 @@
+// The keywords of `pair_style distspec` (spec, halo, device, precision, strict, gpu_share, timing,
+// threads) as the core's own types: parsed without LAMMPS, so that both pair styles and a test
+// read them alike.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "distspec/dispatch/dispatcher.h"
+#include "distspec/ops/tensor_ref.h"
+
+namespace distspec::models {
+
+// `halo` as a distspec::HaloStrategy, `device` as the distspec::Device the model's kernels run on.
+struct StyleSettings {
+  std::string spec_file;    // overrides the model file's spec when set
+  HaloStrategy halo = HaloStrategy::per_layer;
+  Device device = Device::cpu;
+  std::string precision;    // fp32 | fp64 overrides the model file's; empty keeps it
+  bool strict = false;      // unknown helper records become errors
+  bool gpu_share = false;   // device cuda: let more ranks than GPUs share a node's GPUs (round-robin)
+  bool timing = false;      // time the stages of compute() and print a breakdown at the end of each run
+  int threads = 1;          // CPU threads of the model's kernels per MPI rank (OpenMP)
+
+  // Parses the words after `pair_style distspec`; throws distspec::Error (id input.keyword)
+  // naming the keyword, what it got and what it takes.
+  static StyleSettings parse(const std::vector<std::string>& words);
+  static const char* name(HaloStrategy);
+};
+
+}  // namespace distspec::models
