@@ -46,8 +46,9 @@ _distspec_find_torch()
 message(STATUS "DISTSPEC torch model kind: LibTorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFIX}")
 
 add_library(distspec_torch_flags INTERFACE)
+# The C++ standard is the one LibTorch's own config asks for (C++20 from torch 2.15 on, C++17
+# before): a fixed one here would clash with a C++17 Kokkos under nvcc_wrapper and an older torch.
 target_link_libraries(distspec_torch_flags INTERFACE torch)
-target_compile_features(distspec_torch_flags INTERFACE cxx_std_20)
 
 # The wheel's own libraries that libtorch_cuda needs, for ld's resolution at link time (at run
 # time the wheel's RPATHs already win).

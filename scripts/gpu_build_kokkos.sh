@@ -11,6 +11,9 @@
 #   3. GoogleTest (Debian's source), then the plugin with CUDA kernels for sm_90 and the
 #      integration tests (the `gpu` label holds the distspec/kk GPU tests).
 #   scripts/gpu_build_kokkos.sh BUNDLE [BUILD_DIR]     default BUILD_DIR build-gpu-kokkos
+# DISTSPEC_GPU_TORCH=ON adds the torch model kind against the machine's own LibTorch (the torch
+# of python3, or of DISTSPEC_PYTHON) and the torch LAMMPS tests (their kk_gpu cases: exported
+# models resident on the GPU under distspec/kk).
 # Stages 1-3 are cached under DISTSPEC_CACHE (default ~/.cache/distspec), keyed by versions and
 # options, and skipped when built. Prints "PLUGIN <path>", "LMP <path>" and "TESTS <path>";
 # `source BUNDLE/env.sh` and `source BUILD_DIR/env.sh` put mpirun and the libraries on the paths.
@@ -89,13 +92,17 @@ if [ ! -f "$gtest/.built" ]; then
   touch "$gtest/.built"
 fi
 plugin=$build/plugin
+torch=${DISTSPEC_GPU_TORCH:-OFF} python=
+[ "$torch" = ON ] && python=${DISTSPEC_PYTHON:-$(command -v python3)}
 run_logged "$build/plugin-configure.log" cmake -S "$root" -B "$plugin" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
   -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DCMAKE_PREFIX_PATH="$gtest" \
   -Dnlohmann_json_DIR="$bundle/json/share/cmake/nlohmann_json" \
-  -DDISTSPEC_ENABLE_CUDA=ON -DDISTSPEC_ENABLE_TORCH=OFF -DDISTSPEC_PYTHON= \
+  -DDISTSPEC_ENABLE_CUDA=ON -DDISTSPEC_ENABLE_TORCH="$torch" -DDISTSPEC_PYTHON="$python" \
   -DDISTSPEC_BUILD_TESTS=ON -DDISTSPEC_BUILD_BENCH=OFF "${DISTSPEC_MPI_CMAKE_ARGS[@]}"
-run_logged "$build/plugin-build.log" cmake --build "$plugin" -j "$jobs" --target distspec_plugin distspec_integration_tests
+targets=(distspec_plugin distspec_integration_tests)
+[ "$torch" = ON ] && targets+=(distspec_torch_lammps_tests)
+run_logged "$build/plugin-build.log" cmake --build "$plugin" -j "$jobs" --target "${targets[@]}"
 cat > "$build/env.sh" <<ENV
 # Sourced after the bundle's env.sh: Kokkos' and LAMMPS' shared libraries.
 export LD_LIBRARY_PATH="$(dirname "$(ls "$kokkos"/lib*/libkokkoscore.so)"):$lammps/build\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
@@ -104,3 +111,5 @@ say "plugin ready"
 echo "PLUGIN $plugin/libdistspec.so"
 echo "LMP $lammps/build/lmp"
 echo "TESTS $plugin/unittest/integration/distspec_integration_tests"
+[ "$torch" = ON ] && echo "TORCH_TESTS $plugin/unittest/torch/distspec_torch_lammps_tests"
+exit 0

@@ -3,24 +3,28 @@
 # plugin there, against that machine's own LibTorch and CUDA (scripts/gpu_build.sh): the LAMMPS
 # 4 Feb 2025 source from Debian's orig tarball, trimmed to the core and the packages the build
 # enables (about 3 MB), Debian's OpenMPI runtime and headers, and nlohmann_json.
-#   scripts/pack_gpu_source.sh [--sevenn | --kokkos] [OUT_DIR]     default build-gpu-src
+#   scripts/pack_gpu_source.sh [--sevenn] [--kokkos] [OUT_DIR]     default build-gpu-src
 #     --sevenn  also what bench/sevennet_gpu/run.sh needs there beside that machine's torch:
 #               sevenn with SevenNet-0's checkpoint only, ase, e3nn and braceexpand (which
 #               sevenn's calculator imports and the GPU machine's torch environment lacks) from the
 #               bootstrap's sevenn environment (OUT_DIR/site, for PYTHONPATH), and the specs nvalchemi saves
 #               here (OUT_DIR/specs, for DISTSPEC_SPECS). About 20 MB.
-#     --kokkos  instead, what scripts/gpu_build_kokkos.sh builds a KOKKOS-for-CUDA LAMMPS from:
+#     --kokkos  instead of the 2025 source, what scripts/gpu_build_kokkos.sh builds a KOKKOS-for-CUDA LAMMPS from:
 #               LAMMPS 29 Sep 2021 (bookworm's orig tarball) trimmed with its KOKKOS package,
 #               Kokkos 3.4.01 (packages/kokkos of bookworm's trilinos) and Debian's GoogleTest
-#               source, for the integration tests. About 30 MB.
+#               source, for the integration tests. About 30 MB; with --sevenn too (the torch
+#               kk_gpu cases and bench/torch_kk_gpu), about 50 MB.
 # Carry OUT_DIR and run `scripts/gpu_build.sh OUT_DIR BUILD_DIR` (or gpu_build_kokkos.sh) there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sevenn=0 kokkos=0
-case "${1:-}" in
-  --sevenn) sevenn=1; shift ;;
-  --kokkos) kokkos=1; shift ;;
-esac
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sevenn) sevenn=1; shift ;;
+    --kokkos) kokkos=1; shift ;;
+    *) break ;;
+  esac
+done
 out=$(realpath -m "${1:-$root/build-gpu-src}")
 cache=${DISTSPEC_CACHE:-$HOME/.cache/distspec}
 tarball=$cache/src/lammps_20250204+dfsg.1.orig.tar.xz

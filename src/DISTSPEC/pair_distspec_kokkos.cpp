@@ -106,13 +106,6 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
   // Where the model's kernels run follows the Kokkos execution space (model_device()): the
   // dispatcher binds the host or the CUDA kernels to the views' raw pointers.
   PairDistspec::init_style();
-  // The serial models' owner map is built from host atom IDs by the plain style only.
-  if (model_->info().needs_owner_rows)
-    error->all(FLERR,
-               "pair_style distspec/kk: model {} is a serial model (it maps periodic images onto their owners), "
-               "which distspec/kk does not run; use pair_style distspec (without -sf kk) on one rank",
-               model_file_->path);
-
   // The plain style asked for the run plan's list whatever `-pk kokkos neigh` says, so `newton on neigh half`, which recent KOKKOS
   // requires, works; KOKKOS builds it on DeviceType.
   distspec_compat::build_request_with_kokkos<DeviceType>(neighbor, this);
@@ -318,6 +311,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
       });
 
   point_graph_at_edges(n_receivers, d_receivers_.data(), d_offsets_.data(), d_senders_.data());
+  if (model_->info().needs_owner_rows) rebuild_owner_rows_view();
   // Host memory (a host space: half lists are for those only), so the plain style's ordering runs
   // on the views as they are.
   if (plan_.newton_on_ends) {
@@ -325,6 +319,19 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
     order_newton_on_pairs_first(d_senders_.data());
   }
   edges_rebuilt();
+}
+
+// A serial model's owner rows (one rank: every atom's owner is local), mapped by atom ID on the
+// host as the plain style maps them, once per reneighbouring, then kept in a DeviceType view.
+template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_owner_rows_view()
+{
+  atomKK->sync(Host, TAG_MASK);
+  rebuild_owner_rows();
+  grow_to(d_owner_rows_, owner_rows_.size(), "DistSpec::PairDistspecKokkos::owner_rows", kGrowthPadding);
+  using HostRows = Kokkos::View<const int *, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::deep_copy(Kokkos::subview(d_owner_rows_, Kokkos::pair<std::size_t, std::size_t>(0, owner_rows_.size())),
+                    HostRows(owner_rows_.data(), owner_rows_.size()));
+  graph_.owner_rows = d_owner_rows_.data();
 }
 
 /* ----------------------------------------------------------------------
@@ -406,9 +413,9 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   }
 }
 
-// A model that returns its rows in host memory (a host model, or a torch model): DeviceType's
-// kernels read them in place where its memory is host memory, and from a device copy otherwise
-// (one upload per output per step). CUDA models leave theirs on the device instead.
+// A model that returns its rows in host memory: DeviceType's kernels read them in place where its
+// memory is host memory, and from a device copy otherwise (one upload per output per step). The
+// CUDA and torch models leave theirs on the device instead (OutputRequest::rows_on_device).
 template <class DeviceType>
 double *PairDistspecKokkos<DeviceType>::rows_for_device(std::vector<double> &rows, Kokkos::View<double *, DeviceType> &copy,
                                                         const char *label)
@@ -445,7 +452,7 @@ template <class DeviceType> double PairDistspecKokkos<DeviceType>::memory_usage(
   // Pair's share counts eatom / vatom already.
   double bytes = PairDistspec::memory_usage();
   bytes += sizeof(int) * (d_type_to_species_.size() + d_species_.size() + d_receivers_.size() + d_offsets_.size() +
-                          d_senders_.size());
+                          d_senders_.size() + d_owner_rows_.size());
   bytes += sizeof(double) *
       (d_positions_.size() + d_charges_.size() + d_forces_.size() + d_energy_rows_.size() + d_virial_rows_.size());
   return bytes;

@@ -48,6 +48,7 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   // non-public member function.
   void promote_shard_fields();
   void rebuild_edge_arrays();
+  void rebuild_owner_rows_view();
   void write_back_views();
   // Over the model's forces in DeviceType memory (a CUDA model's, or any model's on a host
   // space), on DeviceType's threads.
@@ -89,6 +90,8 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   Kokkos::View<double *, DeviceType> d_charges_;
   // CSR edges by receiver; grow only (senders with a padding factor).
   Kokkos::View<int *, DeviceType> d_receivers_, d_offsets_, d_senders_;
+  // A serial model's owner of each row (AtomGraph::owner_rows).
+  Kokkos::View<int *, DeviceType> d_owner_rows_;
   // Device copies of the model's output rows, where DeviceType's memory is not host memory.
   Kokkos::View<double *, DeviceType> d_forces_, d_energy_rows_, d_virial_rows_;
 

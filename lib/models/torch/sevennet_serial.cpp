@@ -16,6 +16,7 @@
 #include "models/json_fields.h"
 #include "models/model_error.h"
 #include "models/model_file.h"
+#include "models/torch/graph_tensors.h"
 #include "models/torch/torch_runtime.h"
 
 namespace distspec::models::torch_kind {
@@ -67,57 +68,60 @@ class SevenNetSerial final : public Model {
   }
 
  private:
+  // SevenNet's inputs from the graph, built by torch ops on the module's device from the graph's
+  // arrays where they live (host memory, or distspec/kk's device views).
   void evaluate(const AtomGraph& graph, const OutputRequest& request, ModelOutputs& out) {
     if (graph.n_rows() > 0 && (!graph.positions || !graph.species || !graph.owner_rows))
       throw Error(model_error_id::value, "", "SevenNet's serial module needs positions, species and owner rows",
                   "run it through pair_style distspec on one rank", model_path_);
-    out.reset(graph.n_rows(), request);
-    // Nodes: the owned atoms of this model (NULL types of a hybrid style are left out).
-    std::vector<int64_t> node_of_row(graph.n_owned, -1), row_of_node, types;
-    for (std::size_t i = 0; i < graph.n_owned; ++i)
-      if (graph.species[i] >= 0) {
-        node_of_row[i] = static_cast<int64_t>(row_of_node.size());
-        row_of_node.push_back(static_cast<int64_t>(i));
-        types.push_back(type_index_[graph.species[i]]);
-      }
-    const auto n = static_cast<int64_t>(row_of_node.size());
-    if (n == 0) return;
+    const auto n_rows = static_cast<int64_t>(graph.n_rows());
+    const c10::Device where = graph_device(graph, device_.is_cuda() ? Device::cuda : Device::cpu);
+    const GraphTensors rows = wrap_graph(graph, where).to(device_);
+    const auto i64 = at::dtype(at::kLong).device(device_);
+    const at::Tensor& x = rows.positions;
+    const at::Tensor species = rows.species.to(at::kLong);
+    const auto host_ints = at::dtype(at::kInt).device(where);
+    const at::Tensor owners =
+        (n_rows ? at::from_blob(const_cast<int*>(graph.owner_rows), {n_rows}, host_ints) : at::empty({0}, host_ints))
+            .to(device_, at::kLong);
 
-    std::vector<int64_t> centre, neighbour;
-    std::vector<float> vec;
-    const double cut2 = info_.cutoff * info_.cutoff;
-    for (std::size_t r = 0; r < graph.n_receivers; ++r) {
-      const int i = graph.receivers[r];
-      if (node_of_row[i] < 0) continue;
-      const double* xi = graph.positions + 3 * static_cast<std::size_t>(i);
-      for (int k = graph.offsets[r]; k < graph.offsets[r + 1]; ++k) {
-        const int j = graph.senders[k];
-        if (graph.species[j] < 0) continue;
-        const int owner = graph.owner_rows[j];
-        if (owner < 0)
-          throw Error(model_error_id::value, "", "a neighbour of an owned atom is owned by another rank",
-                      "SevenNet's serial module runs on one rank", model_path_);
-        const double* xj = graph.positions + 3 * static_cast<std::size_t>(j);
-        const double d[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
-        if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] >= cut2) continue;
-        centre.push_back(node_of_row[i]);
-        neighbour.push_back(node_of_row[owner]);
-        vec.insert(vec.end(), {static_cast<float>(d[0]), static_cast<float>(d[1]), static_cast<float>(d[2])});
-      }
-    }
-    const auto e = static_cast<int64_t>(centre.size());
-    const auto i64 = at::dtype(at::kLong);
-    at::Tensor edge_index = at::empty({2, e}, i64);
-    std::copy(centre.begin(), centre.end(), edge_index.data_ptr<int64_t>());
-    std::copy(neighbour.begin(), neighbour.end(), edge_index.data_ptr<int64_t>() + e);
-    at::Tensor edge_vec = at::from_blob(vec.data(), {e, 3}, at::dtype(at::kFloat)).to(device_, dtype_, false, true);
+    // Nodes: the owned atoms of this model (NULL types of a hybrid style are left out).
+    const at::Tensor is_node = species.slice(0, 0, static_cast<int64_t>(graph.n_owned)) >= 0;
+    const at::Tensor row_of_node = is_node.nonzero().squeeze(1);
+    const int64_t n = row_of_node.numel();
+    RowResults results;
+    results.energy_rows = at::zeros({n_rows}, x.options());
+    results.forces = at::zeros({n_rows, 3}, x.options());
+    const bool virial = request.virial || request.virial_rows;
+    if (virial) results.virial_rows = at::zeros({n_rows, 6}, x.options());
+    if (n == 0) return deliver(std::move(results), graph.n_rows(), request, out, kept_);
+    at::Tensor node_of_row = at::full({n_rows}, -1, i64);
+    node_of_row.index_copy_(0, row_of_node, at::arange(n, i64));
+    const at::Tensor types = type_index_.to(device_).index_select(0, species.index_select(0, row_of_node));
+
+    EdgePairs pairs = expand_edges(rows);
+    pairs = pairs.where(node_of_row.index_select(0, pairs.receivers).ge(0).logical_and(
+        species.index_select(0, pairs.senders).ge(0)));
+    const at::Tensor owner = owners.index_select(0, pairs.senders);
+    if (owner.lt(0).any().item<bool>())
+      throw Error(model_error_id::value, "", "a neighbour of an owned atom is owned by another rank",
+                  "SevenNet's serial module runs on one rank", model_path_);
+    const at::Tensor close = within_cutoff(x, pairs, info_.cutoff);
+    pairs = pairs.where(close);
+    // Each neighbour's image is mapped onto its owner.
+    const at::Tensor owner_rows = owner.masked_select(close);
+    const at::Tensor centre = node_of_row.index_select(0, pairs.receivers);
+    const at::Tensor neighbour = node_of_row.index_select(0, owner_rows);
+    // r_j - r_i in fp32, as SevenNet's pair style takes it.
+    const at::Tensor vec32 = (x.index_select(0, pairs.senders) - x.index_select(0, pairs.receivers)).to(at::kFloat);
+    at::Tensor edge_vec = vec32.to(dtype_, false, true);
     edge_vec.requires_grad_(true);
-    const at::Tensor count = at::full({1}, n, i64).to(device_);
+    const at::Tensor count = at::full({1}, n, i64);
 
     // The module writes into its input dict: a fresh one per call.
     c10::Dict<std::string, at::Tensor> input;
-    input.insert("x", at::from_blob(types.data(), {n}, i64).to(device_, at::kLong, false, true));
-    input.insert("edge_index", edge_index.to(device_));
+    input.insert("x", types);
+    input.insert("edge_index", at::stack({centre, neighbour}));
     input.insert("edge_vec", edge_vec);
     input.insert("num_atoms", count);
     input.insert("nlocal", count.clone());
@@ -129,7 +133,7 @@ class SevenNetSerial final : public Model {
       atomic = dict.at("atomic_energy").toTensor().reshape({-1});
     } catch (const std::exception& ex) {
       if (out_of_memory(ex.what()))
-        throw Error(model_error_id::value, "", out_of_memory_message(graph_path_, graph.n_rows(), centre.size()),
+        throw Error(model_error_id::value, "", out_of_memory_message(graph_path_, graph.n_rows(), pairs.size()),
                     kOutOfMemoryHint, model_path_);
       throw Error(model_error_id::value, "", "graph " + graph_path_ + " failed: " + first_line(ex.what()), kDeployHint,
                   model_path_);
@@ -139,10 +143,17 @@ class SevenNetSerial final : public Model {
                   "graph " + graph_path_ + " returned " + std::to_string(atomic.size(0)) + " atomic energies for " +
                       std::to_string(n) + " atoms",
                   kDeployHint, model_path_);
-    at::Tensor g = e > 0 && total.requires_grad()
-                       ? torch::autograd::grad({total}, {edge_vec}, {}, false, false, true)[0]
-                       : at::Tensor();
-    write_outputs(row_of_node, atomic, g, centre, neighbour, vec, request, out);
+    results.energy_rows.index_copy_(0, row_of_node, atomic.detach().to(at::kDouble));
+    if (pairs.size() > 0 && total.requires_grad()) {
+      // With g = dE/d(edge_vec): F_i += g, F_owner(j) -= g; virial -edge_vec (x) g, half to each end.
+      const at::Tensor g = torch::autograd::grad({total}, {edge_vec}, {}, false, false, true)[0].detach().to(at::kDouble);
+      results.forces.index_add_(0, pairs.receivers, g).index_add_(0, owner_rows, -g);
+      if (virial) {
+        const at::Tensor w = -virial_rows_of(vec32.to(at::kDouble), g);
+        results.virial_rows.index_add_(0, pairs.receivers, 0.5 * w).index_add_(0, owner_rows, 0.5 * w);
+      }
+    }
+    deliver(std::move(results), graph.n_rows(), request, out, kept_);
   }
 
   void check_cutoff(double module_cutoff) {
@@ -159,6 +170,7 @@ class SevenNetSerial final : public Model {
     std::istringstream in(symbols);
     std::string symbol;
     for (int64_t k = 0; in >> symbol; ++k) index.emplace(symbol, k);
+    std::vector<int64_t> types;
     for (std::size_t k = 0; k < info_.elements.size(); ++k) {
       const auto it = index.find(info_.elements[k]);
       if (it == index.end())
@@ -166,8 +178,9 @@ class SevenNetSerial final : public Model {
                     "element '" + info_.elements[k] + "' is not one of the " + std::to_string(index.size()) +
                         " elements of " + graph_path_,
                     "list only elements the model was trained on", model_path_);
-      type_index_.push_back(it->second);
+      types.push_back(it->second);
     }
+    type_index_ = at::tensor(types, at::dtype(at::kLong));
   }
 
   // One call at load on two atoms of the first element, 2.3 apart: a module that does not take
@@ -188,45 +201,12 @@ class SevenNetSerial final : public Model {
     evaluate(graph, OutputRequest{}, out);
   }
 
-  void write_outputs(const std::vector<int64_t>& row_of_node, const at::Tensor& atomic, const at::Tensor& g,
-                     const std::vector<int64_t>& centre, const std::vector<int64_t>& neighbour,
-                     const std::vector<float>& vec, const OutputRequest& request, ModelOutputs& out) const {
-    const at::Tensor energies = atomic.detach().to(at::kCPU, at::kDouble).contiguous();
-    const double* ev = energies.data_ptr<double>();
-    for (std::size_t k = 0; k < row_of_node.size(); ++k) {
-      out.energy += ev[k];
-      if (request.energy_rows) out.energy_rows[row_of_node[k]] = ev[k];
-    }
-    if (!g.defined()) return;
-    const at::Tensor grad = g.detach().to(at::kCPU, at::kDouble).contiguous();
-    const double* gv = grad.data_ptr<double>();
-    for (std::size_t k = 0; k < centre.size(); ++k) {
-      const double* ge = gv + 3 * k;
-      const std::size_t i = row_of_node[centre[k]], j = row_of_node[neighbour[k]];
-      for (int c = 0; c < 3; ++c) {
-        out.forces[3 * i + c] += ge[c];
-        out.forces[3 * j + c] -= ge[c];
-      }
-      if (!request.virial && !request.virial_rows) continue;
-      const float* d = vec.data() + 3 * k;
-      // -edge_vec (x) g, LAMMPS' order xx, yy, zz, xy, xz, yz.
-      const double w[6] = {-d[0] * ge[0], -d[1] * ge[1], -d[2] * ge[2],
-                           -d[0] * ge[1], -d[0] * ge[2], -d[1] * ge[2]};
-      for (int c = 0; c < 6; ++c) {
-        if (request.virial) out.virial[c] += w[c];
-        if (request.virial_rows) {
-          out.virial_rows[6 * i + c] += 0.5 * w[c];
-          out.virial_rows[6 * j + c] += 0.5 * w[c];
-        }
-      }
-    }
-  }
-
   std::string model_path_, graph_path_;
   c10::Device device_;
   ModelInfo info_;
   std::optional<torch::jit::Module> module_;
-  std::vector<int64_t> type_index_;  // SevenNet's type index of each of the model's elements
+  at::Tensor type_index_;  // SevenNet's type index of each of the model's elements (int64, on the cpu)
+  RowResults kept_;        // rows left on the device for the host (OutputRequest::rows_on_device)
   at::ScalarType dtype_ = at::kFloat;
 };
 

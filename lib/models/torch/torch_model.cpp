@@ -20,6 +20,7 @@
 #include "models/json_fields.h"
 #include "models/model_file.h"
 #include "models/torch/accelerators.h"
+#include "models/torch/graph_tensors.h"
 #include "models/torch/halo_ops.h"
 #include "models/torch/sevennet_serial.h"
 #include "models/torch/torch_runtime.h"
@@ -253,7 +254,7 @@ class TorchModel final : public Model {
         std::tie(energies, forces) = run(inputs, n_owned);
       } catch (const std::exception& e) {
         if (out_of_memory(e.what()) || failed_allocations(torch_device(device_)) > failed_before)
-          throw Error(model_error_id::value, "", out_of_memory_message(params_.graph, graph.n_rows(), senders_.size()),
+          throw Error(model_error_id::value, "", out_of_memory_message(params_.graph, graph.n_rows(), n_edges_),
                       kOutOfMemoryHint, model_path_);
         throw graph_error(std::current_exception(), active);
       }
@@ -443,51 +444,30 @@ class TorchModel final : public Model {
                  model_path_);
   }
 
-  // The contract's inputs; edges beyond the cutoff (the neighbour list's skin) are left out, so
-  // the graph sees the pairs it was trained on.
+  // The contract's inputs on the model's device, over the graph's own arrays where they are
+  // already there (distspec/kk on a GPU: nothing crosses PCIe); edges beyond the cutoff (the
+  // neighbour list's skin) are left out, on the device, so the graph sees the pairs it was
+  // trained on.
   std::vector<at::Tensor> make_inputs(const AtomGraph& graph) {
     const auto n_rows = static_cast<int64_t>(graph.n_rows());
     const auto n_owned = static_cast<int64_t>(graph.n_owned);
-    const auto host_long = at::dtype(at::kLong);
-    // An empty rank runs the graph too: its halo ops are collectives every rank must join.
-    at::Tensor positions = n_rows == 0 ? at::empty({0, 3}, at::dtype(at::kDouble))
-                                       : at::from_blob(const_cast<double*>(graph.positions), {n_rows, 3},
-                                                       at::dtype(at::kDouble));
-    at::Tensor species = at::empty({n_rows}, host_long);
-    int64_t* s = species.data_ptr<int64_t>();
+    const at::Device device = torch_device(device_);
+    rows_ = wrap_graph(graph, graph_device(graph, device_)).to(device);
     // Rows of atoms that are not this model's (NULL types of a hybrid style) get species 0: they
     // have no edges, and their energy is not counted (write_outputs).
-    for (int64_t i = 0; i < n_rows; ++i) s[i] = std::max(graph.species[i], 0);
-
-    const double cut2 = info_.cutoff * info_.cutoff;
-    senders_.clear();
-    receivers_.clear();
-    for (std::size_t r = 0; r < graph.n_receivers; ++r) {
-      const int i = graph.receivers[r];
-      const double* xi = graph.positions + 3 * static_cast<std::size_t>(i);
-      for (int k = graph.offsets[r]; k < graph.offsets[r + 1]; ++k) {
-        const int j = graph.senders[k];
-        const double* xj = graph.positions + 3 * static_cast<std::size_t>(j);
-        const double dx = xj[0] - xi[0], dy = xj[1] - xi[1], dz = xj[2] - xi[2];
-        if (dx * dx + dy * dy + dz * dz >= cut2) continue;
-        senders_.push_back(j);
-        receivers_.push_back(i);
-      }
-    }
-    const auto n_edges = static_cast<int64_t>(senders_.size());
-    at::Tensor edge_index = at::empty({2, n_edges}, host_long);
-    std::copy(senders_.begin(), senders_.end(), edge_index.data_ptr<int64_t>());
-    std::copy(receivers_.begin(), receivers_.end(), edge_index.data_ptr<int64_t>() + n_edges);
-
-    const at::Device device = torch_device(device_);
-    auto on = [&](at::Tensor t) { return t.to(device); };
-    return {on(positions.to(params_.dtype, /*non_blocking=*/false, /*copy=*/true)),
-            on(species),
-            on(edge_index),
-            on(at::scalar_tensor(n_owned, host_long)),
-            on(at::empty({0}, host_long)),
-            on(at::arange(n_owned, n_rows, host_long)),
-            on(at::ones({n_rows - n_owned}, at::dtype(at::kBool)))};
+    const at::Tensor species = rows_.species.clamp_min(0).to(device, at::kLong);
+    EdgePairs pairs = expand_edges(rows_);
+    pairs = pairs.where(within_cutoff(rows_.positions, pairs, info_.cutoff));
+    n_edges_ = static_cast<std::size_t>(pairs.size());
+    const auto longs = at::dtype(at::kLong).device(device);
+    // An fp64 graph on the rows' device reads the positions in place.
+    return {rows_.positions.to(device, params_.dtype),
+            species,
+            at::stack({pairs.senders, pairs.receivers}).to(device),
+            at::scalar_tensor(n_owned, longs),
+            at::empty({0}, longs),
+            at::arange(n_owned, n_rows, longs),
+            at::ones({n_rows - n_owned}, at::dtype(at::kBool).device(device))};
   }
 
   // (atomic_energies, forces) from the graph.
@@ -497,8 +477,9 @@ class TorchModel final : public Model {
       if (outs.size() != 2) throw contract_error("returned " + std::to_string(outs.size()) + " outputs");
       return {outs[0], outs[1]};
     }
-    at::Tensor positions = inputs[0];
-    if (energies_only_) positions.requires_grad_(true);
+    // A leaf of its own: the positions may be the host's rows themselves (wrap_graph).
+    if (energies_only_) inputs[0] = inputs[0].detach().requires_grad_(true);
+    const at::Tensor positions = inputs[0];
     const c10::IValue result = script_->forward(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
     if (!energies_only_) {
       const auto& items = result.toTupleRef().elements();
@@ -540,33 +521,19 @@ class TorchModel final : public Model {
                            " for N = " + std::to_string(n_rows) + " rows (expected " + dtype + ")");
   }
 
+  // Energy: owned rows of this model's atoms only (halo rows repeat other ranks' atoms). Virial:
+  // -sum over all rows of r (x) dE/dr = sum of r (x) f, halo rows at their image positions.
   void write_outputs(const AtomGraph& graph, const at::Tensor& energies, const at::Tensor& forces,
-                     const OutputRequest& request, ModelOutputs& out) const {
-    const std::size_t n = graph.n_rows();
-    out.reset(n, request);
-    const at::Tensor e = energies.to(at::kCPU, at::kDouble).contiguous();
-    const at::Tensor f = forces.to(at::kCPU, at::kDouble).contiguous();
-    const double* ev = e.data_ptr<double>();
-    const double* fv = f.data_ptr<double>();
-    // Energy: owned rows of this model's atoms only (halo rows repeat other ranks' atoms).
-    for (std::size_t i = 0; i < graph.n_owned; ++i) {
-      if (graph.species[i] < 0) continue;
-      out.energy += ev[i];
-      if (request.energy_rows) out.energy_rows[i] = ev[i];
-    }
-    std::copy(fv, fv + 3 * n, out.forces.begin());
-    // Virial: -sum over all rows of r (x) dE/dr = sum of r (x) f, halo rows at their image
-    // positions; LAMMPS' order xx, yy, zz, xy, xz, yz (Pair::virial_fdotr_compute).
-    if (!request.virial && !request.virial_rows) return;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double* x = graph.positions + 3 * i;
-      const double* fi = fv + 3 * i;
-      const double v[6] = {x[0] * fi[0], x[1] * fi[1], x[2] * fi[2], x[0] * fi[1], x[0] * fi[2], x[1] * fi[2]};
-      for (int k = 0; k < 6; ++k) {
-        if (request.virial) out.virial[k] += v[k];
-        if (request.virial_rows) out.virial_rows[6 * i + k] = v[k];
-      }
-    }
+                     const OutputRequest& request, ModelOutputs& out) {
+    const at::Device where = rows_.positions.device();
+    const auto n = static_cast<int64_t>(graph.n_rows());
+    const at::Tensor counted = (at::arange(n, at::dtype(at::kLong).device(where)) < static_cast<int64_t>(graph.n_owned))
+                                   .logical_and(rows_.species >= 0);
+    RowResults results;
+    results.energy_rows = at::where(counted, energies.to(where, at::kDouble), 0.0).contiguous();
+    results.forces = forces.to(where, at::kDouble).contiguous();
+    if (request.virial || request.virial_rows) results.virial_rows = virial_rows_of(rows_.positions, results.forces);
+    deliver(std::move(results), graph.n_rows(), request, out, kept_);
   }
 
   std::string model_path_;
@@ -580,7 +547,9 @@ class TorchModel final : public Model {
   bool energies_only_ = false;  // a TorchScript module returning atomic energies alone
   std::vector<HaloCall> probe_calls_;  // the collectives of one call, in order
   bool recording_ = false;
-  std::vector<int64_t> senders_, receivers_;
+  GraphTensors rows_;      // this call's graph on the model's device (over the host's arrays where they are there)
+  std::size_t n_edges_ = 0;  // this call's pairs within the cutoff
+  RowResults kept_;        // rows left on the device for the host (OutputRequest::rows_on_device)
 };
 
 // The dispatcher's view of a graph op: it runs inside the graph, never through Dispatcher::call.

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Writes, on a GPU machine, the torch fixtures the kk_gpu cases of unittest/torch/cases run (an
+# exported model resident on the GPU under distspec/kk against the same model exported for the
+# CPU under the plain style), with that machine's own torch: a .pt2 runs only with the torch that
+# compiled it. Needs no nvalchemi (the exporter defines nvalchemi's ops from their schemas and
+# reads the spec as a file); SevenNet's models need sevenn on PYTHONPATH (pack_gpu_source.sh
+# --sevenn packs it as BUNDLE/site).
+#   scripts/gpu_torch_fixtures.sh OUT_DIR
+# Writes into OUT_DIR (DISTSPEC_TORCH_FIXTURES for the tests):
+#   cuni_fcc.data, toy_mpnn_L2.{json,pt2} (cpu), toy_mpnn_L2_cuda.{json,pt2} (cuda)
+#   with sevenn: si_diamond.data, 7net0.{json,pt2} (cpu), 7net0_cuda.{json,pt2} (cuda),
+#   7net0_serial.{json,pt} (SevenNet's own serial module, which runs on either)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(realpath -m "${1:?usage: gpu_torch_fixtures.sh OUT_DIR}")
+python=${DISTSPEC_PYTHON:-python3}
+mkdir -p "$out"
+start=$(date +%s)
+say() { echo "gpu_torch_fixtures: $* ($(( $(date +%s) - start )) s)" >&2; }
+export PYTHONPATH="$root/tools:$root/unittest/torch${PYTHONPATH:+:$PYTHONPATH}"
+has_sevenn=$("$python" -c 'import importlib.util as u; print(int(u.find_spec("sevenn") is not None))')
+
+# The data files, as make_fixtures.py writes them.
+"$python" - "$out" "$has_sevenn" <<'PY'
+import sys
+from pathlib import Path
+import make_fixtures, periodic
+out = Path(sys.argv[1])
+periodic.write_data(make_fixtures.crystal(), out / make_fixtures.DATA,
+                    "TEST crystal: 108 Cu/Ni atoms, fcc 3x3x3, rattled (make_fixtures.py)")
+if sys.argv[2] == "1":
+    import sevennet_model
+    _, build, title = sevennet_model.STRUCTURES["si_diamond"]
+    periodic.write_data(build(), out / "si_diamond.data", f"TEST crystal: {title} (make_fixtures.py)")
+PY
+
+# export NAME ARGS...: one exported model, its log in OUT_DIR/NAME.log.
+export_model() {
+  local name=$1; shift
+  "$python" "$root/tools/distspec-export" "$@" --out "$out" --name "$name" --quick-compile > "$out/$name.log" 2>&1 ||
+    { tail -20 "$out/$name.log"; echo "gpu_torch_fixtures: export of $name failed" >&2; exit 1; }
+  say "$name"
+}
+toy=(--module "$root/unittest/torch/toy_mpnn.py:build" --module-args '{"layers": 2}'
+     --spec "$root/potentials/specs/mpnn_halo.json" --elements Cu Ni --cutoff 4.5 --units metal --format aoti)
+export_model toy_mpnn_L2 "${toy[@]}" --no-check
+# The exporter's eager check runs on the CPU only (--no-check for cuda); the kk_gpu cases check
+# the CUDA package against the CPU one instead.
+export_model toy_mpnn_L2_cuda "${toy[@]}" --device cuda --no-check
+
+if [ "$has_sevenn" = 1 ]; then
+  sevennet=(--from sevennet 7net-0 --elements Si --precision fp32 --format aoti)
+  export_model 7net0 "${sevennet[@]}" --no-check
+  export_model 7net0_cuda "${sevennet[@]}" --device cuda --no-check
+  "$python" - "$out" <<'PY'
+import sys
+from pathlib import Path
+import make_fixtures
+make_fixtures.sevennet_serial(Path(sys.argv[1]), ["Si"])
+PY
+  say "7net0_serial"
+fi
+echo "FIXTURES $out"
