@@ -100,8 +100,12 @@ run_logged "$build/plugin-configure.log" cmake -S "$root" -B "$plugin" "${genera
   -Dnlohmann_json_DIR="$bundle/json/share/cmake/nlohmann_json" \
   -DDISTSPEC_ENABLE_CUDA=ON -DDISTSPEC_ENABLE_TORCH="$torch" -DDISTSPEC_PYTHON="$python" \
   -DDISTSPEC_BUILD_TESTS=ON -DDISTSPEC_BUILD_BENCH=OFF "${DISTSPEC_MPI_CMAKE_ARGS[@]}"
-targets=(distspec_plugin distspec_integration_tests)
-[ "$torch" = ON ] && targets+=(distspec_torch_lammps_tests)
+# DISTSPEC_GPU_PLUGIN_ONLY=1: the plugin alone (for scripts/gpu_check_torch_kk.sh and the benchmarks).
+targets=(distspec_plugin)
+if [ "${DISTSPEC_GPU_PLUGIN_ONLY:-0}" != 1 ]; then
+  targets+=(distspec_integration_tests)
+  [ "$torch" = ON ] && targets+=(distspec_torch_lammps_tests)
+fi
 run_logged "$build/plugin-build.log" cmake --build "$plugin" -j "$jobs" --target "${targets[@]}"
 cat > "$build/env.sh" <<ENV
 # Sourced after the bundle's env.sh: Kokkos' and LAMMPS' shared libraries.

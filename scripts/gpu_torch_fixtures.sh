@@ -3,8 +3,9 @@
 # exported model resident on the GPU under distspec/kk against the same model exported for the
 # CPU under the plain style), with that machine's own torch: a .pt2 runs only with the torch that
 # compiled it. Needs no nvalchemi (the exporter defines nvalchemi's ops from their schemas and
-# reads the spec as a file); SevenNet's models need sevenn on PYTHONPATH (pack_gpu_source.sh
-# --sevenn packs it as BUNDLE/site).
+# reads the spec as a file); SevenNet's models need sevenn on PYTHONPATH and, where nvalchemi
+# does not import, the specs nvalchemi saved elsewhere in DISTSPEC_SPECS (pack_gpu_source.sh
+# --sevenn packs them as BUNDLE/site and BUNDLE/specs).
 #   scripts/gpu_torch_fixtures.sh OUT_DIR
 # Writes into OUT_DIR (DISTSPEC_TORCH_FIXTURES for the tests):
 #   cuni_fcc.data, toy_mpnn_L2.{json,pt2} (cpu), toy_mpnn_L2_cuda.{json,pt2} (cuda)
@@ -50,13 +51,23 @@ export_model toy_mpnn_L2_cuda "${toy[@]}" --device cuda --no-check
 
 if [ "$has_sevenn" = 1 ]; then
   sevennet=(--from sevennet 7net-0 --elements Si --precision fp32 --format aoti)
+  [ -n "${DISTSPEC_SPECS:-}" ] && sevennet+=(--spec "$DISTSPEC_SPECS/sevennet.spec.json")
   export_model 7net0 "${sevennet[@]}" --no-check
   export_model 7net0_cuda "${sevennet[@]}" --device cuda --no-check
   "$python" - "$out" <<'PY'
 import sys
 from pathlib import Path
 import make_fixtures
-make_fixtures.sevennet_serial(Path(sys.argv[1]), ["Si"])
+import os
+from distspec_export import sevennet
+from sevenn.scripts.deploy import deploy
+out = Path(sys.argv[1])
+deployed = out / "7net0_deployed_serial.pt"
+deploy("7net-0", str(deployed))
+specs = os.environ.get("DISTSPEC_SPECS")
+sevennet.write_deployed(deployed, ["Si"], make_fixtures.SEVENNET["cutoff"], make_fixtures.UNITS, out, "7net0_serial",
+                        license=make_fixtures.SEVENNET["license"], spec=f"{specs}/serial.spec.json" if specs else None)
+deployed.unlink()
 PY
   say "7net0_serial"
 fi
