@@ -28,7 +28,7 @@ def row(log: Path):
     call = d.get("Kernels", 0.0) + d.get("Exchange", 0.0)
     glue = d.get("Graph", 0.0) + d.get("Edges", 0.0) + d.get("Checks", 0.0) + d.get("Writeback", 0.0)
     host = sum(lmp.get(k, 0.0) for k in ("Neigh", "Comm", "Modify", "Other", "Output"))
-    return {"atoms": s.atoms, "step": step, "call": call, "glue": glue, "lammps": host,
+    return {"atoms": s.atoms, "step": step, "call": call, "exchange": d.get("Exchange", 0.0), "glue": glue, "lammps": host,
             "outside": max(step - call, 0.0), "memory": s.memory_mb}
 
 
@@ -43,13 +43,15 @@ def main() -> int:
             continue
         rows.append((model, int(n), style, r))
     rows.sort(key=lambda x: (x[0], x[3]["atoms"] if x[3] else 0, x[2]))
-    lines = ["| model | atoms | style | ms/step | graph call ms | outside ms | outside % | DISTSPEC glue ms | LAMMPS rest ms |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | atoms | style | ms/step | graph call ms | of it halo exchange ms | outside ms | outside % | "
+             "DISTSPEC glue ms | LAMMPS rest ms |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for model, n, style, r in rows:
         if r is None:
-            lines.append(f"| {model} | n={n} | {style} | did not run (log.{model}.{style}.{n}) | | | | | |")
+            lines.append(f"| {model} | n={n} | {style} | did not run (log.{model}.{style}.{n}) | | | | | | |")
             continue
-        lines.append(f"| {model} | {r['atoms']} | {style} | {r['step']:.2f} | {r['call']:.2f} | {r['outside']:.2f} | "
+        lines.append(f"| {model} | {r['atoms']} | {style} | {r['step']:.2f} | {r['call']:.2f} | {r['exchange']:.2f} | "
+                     f"{r['outside']:.2f} | "
                      f"{100 * r['outside'] / r['step']:.1f} | {r['glue']:.2f} | {r['lammps']:.2f} |")
     text = "\n".join(lines) + "\n"
     (out / "table.md").write_text(text)
