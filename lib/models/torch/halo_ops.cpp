@@ -15,6 +15,7 @@
 #include "distspec/dispatch/dispatcher.h"
 #include "distspec/error.h"
 #include "models/model_error.h"
+#include "models/torch/torch_runtime.h"
 
 namespace distspec::models::torch_kind {
 namespace {
@@ -126,6 +127,8 @@ template <class Exchanger>
 at::Tensor exchanged_copy(const at::Tensor& in, const HaloExchange& halo, Exchanger&& exchange) {
   const bool stays = in.device().is_cpu() || halo.accepts_device_rows();
   at::Tensor rows = stays ? in.clone(at::MemoryFormat::Contiguous) : in.to(at::kCPU).contiguous();
+  // The exchange's kernels read the rows next, on a stream of the host's.
+  wait_for_torch(rows.device());
   int64_t width = 1;
   for (int64_t d = 1; d < rows.dim(); ++d) width *= rows.size(d);
   const auto n = static_cast<std::size_t>(rows.size(0));

@@ -8,6 +8,7 @@
 #include <c10/core/Device.h>
 #ifdef DISTSPEC_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAStream.h>
 #endif
 
 #include "distspec/ops/tensor_ref.h"
@@ -25,6 +26,17 @@ inline c10::Device torch_device(Device device) {
   if (device == Device::cuda) return {c10::kCUDA, static_cast<c10::DeviceIndex>(cuda::current_device())};
 #endif
   return c10::Device(device == Device::cuda ? c10::kCUDA : c10::kCPU);
+}
+
+// Waits for the work torch queued on `device` (its current stream) before another runtime reads
+// what it wrote: the host's Kokkos kernels need not share torch's stream (Kokkos 4 gives its
+// default instance a stream of its own, whose fences do not cover torch's).
+inline void wait_for_torch(c10::Device device) {
+#ifdef DISTSPEC_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::getCurrentCUDAStream(device.index()).synchronize();
+#else
+  (void)device;
+#endif
 }
 
 // The first line of a torch error names the failure; frames and C++ traces follow it.
