@@ -261,6 +261,8 @@ class TorchModel final : public Model {
     }
     check_outputs(energies, forces, n_rows);
     write_outputs(graph, energies, forces, request, out);
+    // Its tensors wrap the host's arrays, which may be reallocated before the next call.
+    rows_ = GraphTensors{};
   }
 
  private:
