@@ -17,7 +17,8 @@ plugin=$(realpath "${2:?PLUGIN}")
 fixtures=$(realpath "${3:?FIXTURES}")
 logs=$(realpath -m "${4:-$fixtures/check}")
 mkdir -p "$logs"
-export LD_LIBRARY_PATH="$(dirname "$plugin")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+plugin_dir=$(dirname "$plugin")
+export LD_LIBRARY_PATH="$plugin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 failed=0
 

@@ -18,7 +18,8 @@ plugin=$(realpath "${2:?usage: run.sh LMP PLUGIN MODELS}")
 models=$(realpath "${3:?usage: run.sh LMP PLUGIN MODELS}")
 out=$(realpath -m "${OUT_DIR:-$here/out}")
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$(dirname "$plugin")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+plugin_dir=$(dirname "$plugin")
+export LD_LIBRARY_PATH="$plugin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMP_NUM_THREADS=1
 kk=(-k on g 1 -sf kk -pk kokkos newton on neigh half)
 start=$(date +%s)

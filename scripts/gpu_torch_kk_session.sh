@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One GPU-machine call that proves and measures exported torch models under distspec/kk, for a
+# machine that starts bare: the KOKKOS-for-CUDA LAMMPS and the plugin with that machine's torch
+# (scripts/gpu_build_kokkos.sh, DISTSPEC_GPU_TORCH=ON, the plugin alone) while the fixtures are
+# exported beside it (scripts/gpu_torch_fixtures.sh), then the check against the CPU
+# (scripts/gpu_check_torch_kk.sh) and, with --bench, bench/torch_kk_gpu. About 8 minutes on 16
+# cores without --bench. Logs and results under OUT_DIR.
+#   here:  scripts/pack_gpu_source.sh --kokkos --sevenn build-gpu-src
+#   there: scripts/gpu_torch_kk_session.sh build-gpu-src OUT_DIR [--bench]     (carry build-gpu-src)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bundle=$(realpath "${1:?usage: gpu_torch_kk_session.sh BUNDLE OUT_DIR [--bench]}")
+out=$(realpath -m "${2:?OUT_DIR}")
+mkdir -p "$out"
+build=$root/build-gpu-kokkos
+export DISTSPEC_CACHE=${DISTSPEC_CACHE:-$build/cache} DISTSPEC_GPU_TORCH=ON DISTSPEC_GPU_PLUGIN_ONLY=1
+export PYTHONPATH="$bundle/site${PYTHONPATH:+:$PYTHONPATH}" DISTSPEC_SPECS=${DISTSPEC_SPECS:-$bundle/specs}
+start=$(date +%s)
+say() { echo "gpu_torch_kk_session: $* ($(( $(date +%s) - start )) s)" | tee -a "$out/session.log" >&2; }
+mkdir -p "$build"
+("$root/scripts/gpu_torch_fixtures.sh" "$build/fixtures" > "$out/fixtures.log" 2>&1; echo "rc=$?" >> "$out/fixtures.log") &
+fixtures=$!
+"$root/scripts/gpu_build_kokkos.sh" "$bundle" "$build" > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; say "build failed"; exit 1; }
+say "built"
+wait "$fixtures"
+grep "gpu_torch_fixtures" "$out/fixtures.log" | tee -a "$out/session.log" >&2
+# shellcheck source=/dev/null
+source "$bundle/env.sh"
+# shellcheck source=/dev/null
+source "$build/env.sh"
+lmp=$(sed -n 's/^LMP //p' "$out/build.log")
+plugin=$(sed -n 's/^PLUGIN //p' "$out/build.log")
+"$root/scripts/gpu_check_torch_kk.sh" "$lmp" "$plugin" "$build/fixtures" "$out/check" | tee "$out/check.txt"
+status=${PIPESTATUS[0]}
+say "checked (status $status)"
+if [ "${3:-}" = --bench ]; then
+  OUT_DIR=$out/bench "$root/bench/torch_kk_gpu/run.sh" "$lmp" "$plugin" "$build/fixtures" > "$out/bench.txt" 2>&1
+  cat "$out/bench.txt"
+  say "benchmarked"
+fi
+exit "$status"
