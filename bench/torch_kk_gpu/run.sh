@@ -22,6 +22,8 @@ plugin_dir=$(dirname "$plugin")
 export LD_LIBRARY_PATH="$plugin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMP_NUM_THREADS=1
 kk=(-k on g 1 -sf kk -pk kokkos newton on neigh half)
+# The models by a path inside OUT_DIR, the plugin by name: the logs name no path of this machine.
+ln -sfn "$models" "$out/models"
 start=$(date +%s)
 say() { echo "bench [$(( $(date +%s) - start )) s]: $*" >&2; }
 
@@ -39,11 +41,11 @@ both() {  # MODEL N ARGS...
   measure "$model" kk "$n" "${kk[@]}" "$@" -var pair "distspec timing yes"
 }
 for n in ${BENCH_TOY_CELLS-14 30 64}; do
-  both toy "$n" -var model "$models/toy_mpnn_L2_cuda.json" -var element Cu -var lattice "fcc 3.615" -var mass 63.546 \
+  both toy "$n" -var model models/toy_mpnn_L2_cuda.json -var element Cu -var lattice "fcc 3.615" -var mass 63.546 \
     -var steps "${BENCH_TOY_STEPS:-20}"
 done
 for n in ${BENCH_7NET_CELLS-11 17}; do
-  both 7net0 "$n" -var model "$models/7net0_cuda.json" -var element Si -var lattice "diamond 5.431" -var mass 28.0855 \
+  both 7net0 "$n" -var model models/7net0_cuda.json -var element Si -var lattice "diamond 5.431" -var mass 28.0855 \
     -var steps "${BENCH_7NET_STEPS:-5}"
 done
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$out/machine.txt" 2>/dev/null || true

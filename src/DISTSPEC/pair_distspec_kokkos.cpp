@@ -322,16 +322,13 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
 }
 
 // A serial model's owner rows (one rank: every atom's owner is local), mapped by atom ID on the
-// host as the plain style maps them, once per reneighbouring, then kept in a DeviceType view.
+// host as the plain style maps them, once per reneighbouring, where DeviceType's kernels and the
+// model read them.
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_owner_rows_view()
 {
   atomKK->sync(Host, TAG_MASK);
   rebuild_owner_rows();
-  grow_to(d_owner_rows_, owner_rows_.size(), "DistSpec::PairDistspecKokkos::owner_rows", kGrowthPadding);
-  using HostRows = Kokkos::View<const int *, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  Kokkos::deep_copy(Kokkos::subview(d_owner_rows_, Kokkos::pair<std::size_t, std::size_t>(0, owner_rows_.size())),
-                    HostRows(owner_rows_.data(), owner_rows_.size()));
-  graph_.owner_rows = d_owner_rows_.data();
+  graph_.owner_rows = rows_for_device(owner_rows_, d_owner_rows_, "DistSpec::PairDistspecKokkos::owner_rows");
 }
 
 /* ----------------------------------------------------------------------
@@ -413,16 +410,18 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   }
 }
 
-// A model that returns its rows in host memory: DeviceType's kernels read them in place where its
-// memory is host memory, and from a device copy otherwise (one upload per output per step). The
-// CUDA and torch models leave theirs on the device instead (OutputRequest::rows_on_device).
+// Rows in host memory (a model's outputs, a serial model's owner rows): DeviceType's kernels read
+// them in place where its memory is host memory, and from a device copy otherwise (one upload
+// each time). The CUDA and torch models leave their outputs on the device instead
+// (OutputRequest::rows_on_device).
 template <class DeviceType>
-double *PairDistspecKokkos<DeviceType>::rows_for_device(std::vector<double> &rows, Kokkos::View<double *, DeviceType> &copy,
-                                                        const char *label)
+template <class T>
+T *PairDistspecKokkos<DeviceType>::rows_for_device(std::vector<T> &rows, Kokkos::View<T *, DeviceType> &copy,
+                                                   const char *label)
 {
   if (kHostKernels) return rows.data();
   grow_to(copy, rows.size(), label, kGrowthPadding);
-  using HostRows = Kokkos::View<const double *, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using HostRows = Kokkos::View<const T *, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Kokkos::deep_copy(Kokkos::subview(copy, Kokkos::pair<std::size_t, std::size_t>(0, rows.size())),
                     HostRows(rows.data(), rows.size()));
   return copy.data();

@@ -74,8 +74,8 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   using tdual_vatom = Kokkos::DualView<double *[6], Kokkos::LayoutRight, DeviceType>;
 
   void grow_atom_views();
-  // The model's per-row outputs (host vectors) where DeviceType's kernels can read them.
-  double *rows_for_device(std::vector<double> &rows, Kokkos::View<double *, DeviceType> &copy, const char *label);
+  // Host vectors (the model's per-row outputs, owner rows) where DeviceType's kernels can read them.
+  template <class T> T *rows_for_device(std::vector<T> &rows, Kokkos::View<T *, DeviceType> &copy, const char *label);
 
   // halo_, as made by make_halo_exchange: the Kokkos comm callbacks reach its views.
   LammpsHaloExchangeKokkos<DeviceType> *halo_kk_ = nullptr;

@@ -457,15 +457,15 @@ class TorchModel final : public Model {
     rows_ = wrap_graph(graph, graph_device(graph, device_)).to(device);
     // Rows of atoms that are not this model's (NULL types of a hybrid style) get species 0: they
     // have no edges, and their energy is not counted (write_outputs).
-    const at::Tensor species = rows_.species.clamp_min(0).to(device, at::kLong);
+    const at::Tensor species = rows_.species.clamp_min(0).to(at::kLong);
     EdgePairs pairs = expand_edges(rows_);
     pairs = pairs.where(within_cutoff(rows_.positions, pairs, info_.cutoff));
     n_edges_ = static_cast<std::size_t>(pairs.size());
     const auto longs = at::dtype(at::kLong).device(device);
     // An fp64 graph on the rows' device reads the positions in place.
-    return {rows_.positions.to(device, params_.dtype),
+    return {rows_.positions.to(params_.dtype),
             species,
-            at::stack({pairs.senders, pairs.receivers}).to(device),
+            at::stack({pairs.senders, pairs.receivers}),
             at::scalar_tensor(n_owned, longs),
             at::empty({0}, longs),
             at::arange(n_owned, n_rows, longs),
@@ -527,13 +527,13 @@ class TorchModel final : public Model {
   // -sum over all rows of r (x) dE/dr = sum of r (x) f, halo rows at their image positions.
   void write_outputs(const AtomGraph& graph, const at::Tensor& energies, const at::Tensor& forces,
                      const OutputRequest& request, ModelOutputs& out) {
-    const at::Device where = rows_.positions.device();
+    const at::Device where = rows_.positions.device();  // the model's
     const auto n = static_cast<int64_t>(graph.n_rows());
     const at::Tensor counted = (at::arange(n, at::dtype(at::kLong).device(where)) < static_cast<int64_t>(graph.n_owned))
                                    .logical_and(rows_.species >= 0);
     RowResults results;
-    results.energy_rows = at::where(counted, energies.to(where, at::kDouble), 0.0).contiguous();
-    results.forces = forces.to(where, at::kDouble).contiguous();
+    results.energy_rows = at::where(counted, energies.to(at::kDouble), 0.0).contiguous();
+    results.forces = forces.to(at::kDouble).contiguous();
     if (request.virial || request.virial_rows) results.virial_rows = virial_rows_of(rows_.positions, results.forces);
     deliver(std::move(results), graph.n_rows(), request, out, kept_);
   }
