@@ -7,6 +7,10 @@
 # does not import, the specs nvalchemi saved elsewhere in DISTSPEC_SPECS (pack_gpu_source.sh
 # --sevenn packs them as BUNDLE/site and BUNDLE/specs).
 #   scripts/gpu_torch_fixtures.sh OUT_DIR
+# DISTSPEC_GPU_FIXTURES (default "toy serial aoti") picks the groups: the toy MPNN (about 3
+# minutes on 16 cores), SevenNet's serial module (under a minute) and SevenNet-0's AOTInductor
+# packages (5 minutes or more each); a package already in OUT_DIR is kept, so a second GPU-machine
+# call resumes where one that ran out of time stopped.
 # Writes into OUT_DIR (DISTSPEC_TORCH_FIXTURES for the tests):
 #   cuni_fcc.data, toy_mpnn_L2.{json,pt2} (cpu), toy_mpnn_L2_cuda.{json,pt2} (cuda)
 #   with sevenn: si_diamond.data, 7net0.{json,pt2} (cpu), 7net0_cuda.{json,pt2} (cuda),
@@ -36,24 +40,28 @@ if sys.argv[2] == "1":
 PY
 
 # export NAME ARGS...: one exported model, its log in OUT_DIR/NAME.log.
+groups=" ${DISTSPEC_GPU_FIXTURES:-toy serial aoti} "
+wanted() { [[ "$groups" == *" $1 "* ]]; }
 export_model() {
   local name=$1; shift
+  [ -f "$out/$name.json" ] && [ -f "$out/$name.pt2" ] && { say "$name (kept)"; return 0; }
   "$python" "$root/tools/distspec-export" "$@" --out "$out" --name "$name" --quick-compile > "$out/$name.log" 2>&1 ||
     { tail -20 "$out/$name.log"; echo "gpu_torch_fixtures: export of $name failed" >&2; exit 1; }
   say "$name"
 }
 toy=(--module "$root/unittest/torch/toy_mpnn.py:build" --module-args '{"layers": 2}'
      --spec "$root/potentials/specs/mpnn_halo.json" --elements Cu Ni --cutoff 4.5 --units metal --format aoti)
-export_model toy_mpnn_L2 "${toy[@]}" --no-check
-# The exporter's eager check runs on the CPU only (--no-check for cuda); the kk_gpu cases check
-# the CUDA package against the CPU one instead.
-export_model toy_mpnn_L2_cuda "${toy[@]}" --device cuda --no-check
+if wanted toy; then
+  export_model toy_mpnn_L2 "${toy[@]}" --no-check
+  # The exporter's eager check runs on the CPU only (--no-check for cuda); the kk_gpu cases check
+  # the CUDA package against the CPU one instead.
+  export_model toy_mpnn_L2_cuda "${toy[@]}" --device cuda --no-check
+fi
 
 if [ "$has_sevenn" = 1 ]; then
   sevennet=(--from sevennet 7net-0 --elements Si --precision fp32 --format aoti)
   [ -n "${DISTSPEC_SPECS:-}" ] && sevennet+=(--spec "$DISTSPEC_SPECS/sevennet.spec.json")
-  export_model 7net0 "${sevennet[@]}" --no-check
-  export_model 7net0_cuda "${sevennet[@]}" --device cuda --no-check
+  if wanted serial && [ ! -f "$out/7net0_serial.pt" ]; then
   "$python" - "$out" <<'PY'
 import sys
 from pathlib import Path
@@ -70,5 +78,10 @@ sevennet.write_deployed(deployed, ["Si"], make_fixtures.SEVENNET["cutoff"], make
 deployed.unlink()
 PY
   say "7net0_serial"
+  fi
+  if wanted aoti; then
+    export_model 7net0 "${sevennet[@]}" --no-check
+    export_model 7net0_cuda "${sevennet[@]}" --device cuda --no-check
+  fi
 fi
 echo "FIXTURES $out"

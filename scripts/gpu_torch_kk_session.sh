@@ -4,7 +4,12 @@
 # (scripts/gpu_build_kokkos.sh, DISTSPEC_GPU_TORCH=ON, the plugin alone) while the fixtures are
 # exported beside it (scripts/gpu_torch_fixtures.sh), then the check against the CPU
 # (scripts/gpu_check_torch_kk.sh) and, with --bench, bench/torch_kk_gpu. About 8 minutes on 16
-# cores without --bench. Logs and results under OUT_DIR.
+# cores without --bench (the build alone took 433 s on one H100 machine). Logs and results under
+# OUT_DIR. The fixtures are the toy MPNN and SevenNet's serial module unless DISTSPEC_GPU_FIXTURES
+# says otherwise: SevenNet-0's AOTInductor packages take 5 minutes or more each, so they get a
+# call of their own on the still-warm machine (build-gpu-kokkos stays there between calls):
+#   DISTSPEC_GPU_FIXTURES=aoti PYTHONPATH=build-gpu-src/site DISTSPEC_SPECS=build-gpu-src/specs \
+#     scripts/gpu_torch_fixtures.sh build-gpu-kokkos/fixtures
 #   here:  scripts/pack_gpu_source.sh --kokkos --sevenn build-gpu-src
 #   there: scripts/gpu_torch_kk_session.sh build-gpu-src OUT_DIR [--bench]     (carry build-gpu-src)
 set -uo pipefail
@@ -14,6 +19,7 @@ out=$(realpath -m "${2:?OUT_DIR}")
 mkdir -p "$out"
 build=$root/build-gpu-kokkos
 export DISTSPEC_CACHE=${DISTSPEC_CACHE:-$build/cache} DISTSPEC_GPU_TORCH=ON DISTSPEC_GPU_PLUGIN_ONLY=1
+export DISTSPEC_GPU_FIXTURES=${DISTSPEC_GPU_FIXTURES:-toy serial}
 export PYTHONPATH="$bundle/site${PYTHONPATH:+:$PYTHONPATH}" DISTSPEC_SPECS=${DISTSPEC_SPECS:-$bundle/specs}
 start=$(date +%s)
 say() { echo "gpu_torch_kk_session: $* ($(( $(date +%s) - start )) s)" | tee -a "$out/session.log" >&2; }
