@@ -5,8 +5,9 @@
 #   A: LAMMPS 29 Sep 2021 Update 2 (bookworm lammps 20220106.git7586adbb6a+ds1-2), shared lib +
 #      lmp, MPI, PLUGIN, KOKKOS (external Kokkos 3.4.01, OpenMP+Serial, built from bookworm's
 #      trilinos source), MANYBODY, KSPACE, exceptions on.
-#   B: LAMMPS 4 Feb 2025 (trixie lammps_20250204+dfsg.1.orig.tar.xz), CPU only.
-#   B': LAMMPS 4 Jul 2026 (sid lammps_20260704+dfsg.orig.tar.gz), CPU only: its KOKKOS package
+#   B: LAMMPS 4 Feb 2025 (trixie lammps_20250204+dfsg.1.orig.tar.xz), CPU only, with EXTRA-PAIR
+#      too (its pair_style dispersion/d3 is the reference of the DFT-D3 model's tests).
+#   B': LAMMPS 4 Jul 2026 (sid lammps_20260704+dfsg.orig.tar.gz), CPU only, EXTRA-PAIR: its KOKKOS package
 #      needs Kokkos >= 5.1, which no Debian source package serves.
 #   C: a Python virtual environment (Debian's python3 -m venv) with pinned torch and
 #      nvalchemi-toolkit, for the live interop test against nvalchemi and the torch backend;
@@ -277,8 +278,8 @@ python_stage() {
 }
 
 LAMMPS_2021_KEY=lammps-20210929u2-mpi-kokkos-omp-plugin-manybody-kspace-molecule
-LAMMPS_2025_KEY=lammps-20250204-mpi-plugin-manybody-kspace-molecule
-LAMMPS_2026_KEY=lammps-20260704-mpi-plugin-manybody-kspace-molecule
+LAMMPS_2025_KEY=lammps-20250204-mpi-plugin-manybody-kspace-molecule-extrapair
+LAMMPS_2026_KEY=lammps-20260704-mpi-plugin-manybody-kspace-molecule-extrapair
 main() {
   if [ "${1:-}" = python ]; then
     install_packages
@@ -300,7 +301,7 @@ main() {
     -DPKG_KOKKOS=ON -DEXTERNAL_KOKKOS=ON -DKokkos_DIR="$KOKKOS_PREFIX/lib/cmake/Kokkos" -DBUILD_OMP=ON
   local have_2025=0
   if fetch_orig lammps 20250204+dfsg.1-2 lammps_20250204+dfsg.1.orig.tar.xz; then
-    build_lammps "$LAMMPS_2025_KEY" "$CACHE/src/lammps_20250204+dfsg.1.orig.tar.xz" -DBUILD_OMP=OFF
+    build_lammps "$LAMMPS_2025_KEY" "$CACHE/src/lammps_20250204+dfsg.1.orig.tar.xz" -DBUILD_OMP=OFF -DPKG_EXTRA-PAIR=ON
     have_2025=1
   else
     log "LAMMPS 4 Feb 2025 source tarball not available from the Debian archive: continuing with LAMMPS 29 Sep 2021 only"
@@ -309,7 +310,7 @@ main() {
   if [ "${DISTSPEC_WITH_LAMMPS_2026:-1}" = 0 ]; then
     :
   elif fetch_orig lammps 20260704+dfsg-2 lammps_20260704+dfsg.orig.tar.gz; then
-    build_lammps "$LAMMPS_2026_KEY" "$CACHE/src/lammps_20260704+dfsg.orig.tar.gz" -DBUILD_OMP=OFF
+    build_lammps "$LAMMPS_2026_KEY" "$CACHE/src/lammps_20260704+dfsg.orig.tar.gz" -DBUILD_OMP=OFF -DPKG_EXTRA-PAIR=ON
     have_2026=1
   else
     log "LAMMPS 4 Jul 2026 source tarball not available from the Debian archive: continuing without it"
