@@ -99,6 +99,18 @@ if(LMP_PKG_KOKKOS)
   set(DISTSPEC_LAMMPS_HAS_KOKKOS ON)
 endif()
 
+# A build folder reconfigured against another LAMMPS must not keep the old one's library and
+# executable from the cache (they would link and run silently).
+foreach(_cached LAMMPS_LIBRARY LAMMPS_EXECUTABLE DISTSPEC_LMP)
+  if(${_cached})
+    get_filename_component(_cached_dir "${${_cached}}" DIRECTORY)
+    get_filename_component(_build_dir "${LAMMPS_BUILD_DIR}" REALPATH)
+    get_filename_component(_cached_dir "${_cached_dir}" REALPATH)
+    if(NOT _cached_dir STREQUAL _build_dir)
+      unset(${_cached} CACHE)
+    endif()
+  endif()
+endforeach()
 find_library(LAMMPS_LIBRARY NAMES lammps lammps_mpi lammps_serial PATHS "${LAMMPS_BUILD_DIR}" NO_DEFAULT_PATH)
 find_program(LAMMPS_EXECUTABLE NAMES lmp lmp_mpi lmp_serial PATHS "${LAMMPS_BUILD_DIR}" NO_DEFAULT_PATH)
 add_library(distspec_lammps INTERFACE)

@@ -143,6 +143,10 @@ struct ModelInfo {
   // adapter, and binding refuses a spec that leaves one out.
   std::vector<std::string> opaque_ops;
   bool reads_charges = false;        // needs per-row charges (promoted by the spec's shard_fields)
+  // Reads its inputs as plain rows, owned and halo, and calls no op that the spec's adapters
+  // wrap: the spec's shard_fields (which inputs nvalchemi wraps for its ops' halo dispatch) do
+  // not apply, and an empty list is this model's spec as nvalchemi writes it (DFT-D3).
+  bool plain_input_rows = false;
   // Forces on owned rows are partial: halo rows hold parts that belong to their owners (pair
   // and many-body kernels over the edges j -> i push -dE/dx_j onto senders). A spec that
   // declares forces owned-only would drop those parts, so the host refuses it.

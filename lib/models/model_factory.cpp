@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include "distspec/error.h"
-#include "models/eam/eam.h"
 #include "models/builtin_specs.h"
+#include "models/dftd3/dftd3.h"
+#include "models/eam/eam.h"
 #include "models/eam/potential_file.h"
 #include "models/ewald/ewald.h"
 #include "models/lj/lj.h"
@@ -69,6 +70,9 @@ const std::vector<Architecture>& architectures() {
       // cuda: no op of either is called through the dispatcher.
       {"mpnn", mpnn::make_model, nullptr, nullptr, true, "mpnn_halo.json"},
       {"ewald", ewald::make_model, ewald::register_ops, kEwaldCuda, false, "ewald_halo.json"},
+      // Computed in the model (no op adapters in nvalchemi's spec); its halo refreshes are the
+      // spec's.
+      {"dftd3", dftd3::make_model, nullptr, nullptr, false, "dftd3_halo.json"},
       // An exported PyTorch graph: its halo ops run inside the graph (lib/models/torch); the
       // registry holds their names for the dispatcher, on every device, and the graph's own
       // precision is checked against the one asked for.

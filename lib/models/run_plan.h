@@ -63,6 +63,12 @@ struct RunPlan {
   NeighborRequest neighbor_list = NeighborRequest::full;
   bool half_from_full = false;  // the edges are newton off's half list of a full list (its pairs j > i)
   bool newton_on_ends = false;  // the graph gives each receiver's end of newton on's pairs
+  // The per-atom inputs the host fills on every row (AtomGraph::positions, species, charges):
+  // those the spec's shard_fields promote, or, for a model of plain rows
+  // (ModelInfo::plain_input_rows), positions and species always and charges if it reads them.
+  struct Inputs {
+    bool positions = true, species = true, charges = false;
+  } inputs;
   HaloRows forces = HaloRows::empty;
   HaloRows energy_rows = HaloRows::empty;
   HaloRows virial_rows = HaloRows::empty;

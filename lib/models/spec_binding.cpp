@@ -54,8 +54,9 @@ void check_owned_only_forces(const ModelFile& file, const ModelInfo& info, const
 
 // Every model reads positions and species on every row, halo rows included: a spec that does
 // not promote them (nvalchemi's AIMNet2 spec promotes positions only, its UMA spec nothing)
-// would hand the model rows without them.
+// would hand the model rows without them. A model of plain rows takes them regardless.
 void check_promoted_inputs(const ModelFile& file, const ModelInfo& info, const BindingSources& sources) {
+  if (info.plain_input_rows) return;
   for (const char* field : {"positions", "atomic_numbers"})
     if (!contains(file.spec.core.shard_fields, field))
       fail_spec(sources, "/core/shard_fields",
@@ -79,7 +80,7 @@ void check_serial(const ModelFile& file, const ModelInfo& info, const HostFacts&
 void check_charges(const ModelFile& file, const ModelInfo& info, const HostFacts& host,
                    const BindingSources& sources) {
   if (!info.reads_charges) return;
-  if (!contains(file.spec.core.shard_fields, "charges"))
+  if (!info.plain_input_rows && !contains(file.spec.core.shard_fields, "charges"))
     fail_spec(sources, "/core/shard_fields",
               "model " + file.path + " reads charges, but the spec's shard_fields do not promote 'charges' onto "
                   "halo rows",
@@ -199,6 +200,10 @@ RunPlan bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts
   const HaloStrategy halo = check_halo_refreshes(file, info, host, sources);
   check_scatter_corrections(file, info, halo, sources);
   RunPlan plan = plan_run(OutputPlan::from_spec(file.spec), info, host, halo);
+  const auto& fields = file.spec.core.shard_fields;
+  plan.inputs.positions = info.plain_input_rows || contains(fields, "positions");
+  plan.inputs.species = info.plain_input_rows || contains(fields, "atomic_numbers");
+  plan.inputs.charges = host.has_charges && (info.plain_input_rows ? info.reads_charges : contains(fields, "charges"));
   check_helpers(file, host, sources, plan.warnings);
   return plan;
 }

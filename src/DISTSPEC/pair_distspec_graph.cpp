@@ -27,13 +27,11 @@ void PairDistspec::build_graph()
   const int *type = atom->type;
   for (int i = 0; i < nall; ++i) species_[i] = type_to_species_[type[i]];
 
-  const auto &fields = model_file_->spec.core.shard_fields;
-  auto promoted = [&](const char *f) { return std::find(fields.begin(), fields.end(), f) != fields.end(); };
   graph_.n_owned = nlocal;
   graph_.n_halo = atom->nghost;
-  graph_.positions = (nall > 0 && promoted("positions")) ? &atom->x[0][0] : nullptr;
-  graph_.species = promoted("atomic_numbers") ? species_.data() : nullptr;
-  graph_.charges = (promoted("charges") && atom->q_flag) ? atom->q : nullptr;
+  graph_.positions = (nall > 0 && plan_.inputs.positions) ? &atom->x[0][0] : nullptr;
+  graph_.species = plan_.inputs.species ? species_.data() : nullptr;
+  graph_.charges = (plan_.inputs.charges && atom->q_flag) ? atom->q : nullptr;
 
   timing_.lap(RunTiming::graph);
   // Charges are part of the topology a device model caches, and may change every step (fix qeq).

@@ -110,11 +110,9 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::init_style()
   // requires, works; KOKKOS builds it on DeviceType.
   distspec_compat::build_request_with_kokkos<DeviceType>(neighbor, this);
 
-  const auto &fields = model_file_->spec.core.shard_fields;
-  auto promoted = [&](const char *f) { return std::find(fields.begin(), fields.end(), f) != fields.end(); };
-  promote_positions_ = promoted("positions");
-  promote_species_ = promoted("atomic_numbers");
-  promote_charges_ = promoted("charges") && atom->q_flag;
+  promote_positions_ = plan_.inputs.positions;
+  promote_species_ = plan_.inputs.species;
+  promote_charges_ = plan_.inputs.charges && atom->q_flag;
 
   // The species of each LAMMPS type, as pair_coeff mapped them.
   const int ntypes = atom->ntypes;

@@ -80,7 +80,7 @@ template <class DeviceType> class PairDistspecKokkos : public PairDistspec, publ
   // halo_, as made by make_halo_exchange: the Kokkos comm callbacks reach its views.
   LammpsHaloExchangeKokkos<DeviceType> *halo_kk_ = nullptr;
 
-  // Which shard_fields the spec promotes onto halo rows.
+  // Which inputs the run plan fills on every row (RunPlan::inputs: the spec's shard_fields).
   bool promote_positions_ = false, promote_species_ = false, promote_charges_ = false;
 
   // Model input rows [owned | halo], sized to atom->nmax; grow only.

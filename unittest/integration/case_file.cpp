@@ -189,6 +189,11 @@ Reference read_reference(const Json& j, const std::string& path, const Tolerance
     }
   }
   r.must_differ = f.boolean("must_differ", false);
+  r.requires_style = f.string("requires_style", "");
+  if (!r.requires_style.empty() && r.kind != Reference::Kind::pair_lines)
+    throw CaseError(f.at("requires_style"), "only a pair_lines reference runs a LAMMPS style of its own");
+  if (!r.requires_style.empty() && r.requires_style.find(' ') == std::string::npos)
+    throw CaseError(f.at("requires_style"), "expected '<category> <style>', e.g. 'pair dispersion/d3'");
   f.done();
   return r;
 }

@@ -38,6 +38,9 @@ struct Reference {
   std::string file;               // reference_file
   Tolerance tolerance;
   bool must_differ = false;       // the deviation must also be above zero (another arithmetic really ran)
+  // pair_lines: "pair dispersion/d3", a LAMMPS style the reference needs; a LAMMPS without it
+  // skips this reference (visibly, in the test's report) and keeps the others.
+  std::string requires_style;
 };
 
 // How the case's own run is made; each case lists the values it sweeps.

@@ -1,0 +1,240 @@
+// DFT-D3 on the CPU: the three passes of dftd3.h over a full edge list, on the request's threads
+// (each receiver's rows are written by the thread that owns its range, so no thread copies).
+#include <cmath>
+
+#include "distspec/error.h"
+#include "distspec/util/threads.h"
+#include "models/dftd3/dftd3.h"
+#include "models/edge_kernel.h"
+#include "models/model_file.h"
+
+namespace distspec::models::dftd3 {
+namespace {
+
+constexpr double kCountingSteepness = 16.0;  // k1 of the coordination number
+constexpr double kWeightWidth = 4.0;         // k3 of the C6 weights
+constexpr char kName[] = "dftd3";
+
+// The counting function c(r) = 1 / (1 + exp(-k1 (rcov / r - 1))) and dc/dr.
+struct Count {
+  double value, slope;
+};
+inline Count count(double rcov, double r) {
+  const double e = std::exp(-kCountingSteepness * (rcov / r - 1.0));
+  const double c = 1.0 / (1.0 + e);
+  return {c, -kCountingSteepness * rcov * e * c * c / (r * r)};
+}
+
+// The pair energy per unit C6, g(r) = e / C6 (C8 and, for rational damping, R0 scale with C6),
+// and dg/dr.
+struct PairTerm {
+  double g, slope;
+};
+inline PairTerm pair_term(const FunctionalParameters& p, const Tables::Pair& pair, double r) {
+  const double r2 = r * r, r6 = r2 * r2 * r2, r8 = r6 * r2;
+  const double q = pair.c8_over_c6;
+  if (p.damping == Damping::bj || p.damping == Damping::bjm) {
+    const double R2 = pair.r0 * pair.r0, R6 = R2 * R2 * R2, R8 = R6 * R2;
+    const double d6 = 1.0 / (r6 + R6), d8 = 1.0 / (r8 + R8);
+    const double g = -(p.s6 * d6 + p.s8 * q * d8);
+    const double slope = p.s6 * 6.0 * r6 / r * d6 * d6 + p.s8 * q * 8.0 * r8 / r * d8 * d8;
+    return {g, slope};
+  }
+  // Zero damping f_n = 1 / (1 + 6 t_n), t_n = x_n^-a_n; x_n = r / (rs_n r0) (+ beta r0 for zerom).
+  auto term = [&](double rs, double a, int n, double rn, double s) -> PairTerm {
+    const double x = r / (rs * pair.r0) + p.beta * pair.r0;
+    const double t = std::pow(x, -a);
+    const double f = 1.0 / (1.0 + 6.0 * t);
+    const double df = 6.0 * a * t * f * f / (x * rs * pair.r0);  // d f / d r
+    const double value = -s * f / rn;
+    return {value, -s * (df / rn - n * f / (rn * r))};
+  };
+  const PairTerm t6 = term(p.rs6, p.alpha, 6, r6, p.s6);
+  const PairTerm t8 = term(p.rs8, p.alpha + 2.0, 8, r8, p.s8 * q);
+  return {t6.g + t8.g, t6.slope + t8.slope};
+}
+
+// Adds 1/2 del (x) del fpair (the pair's half of the virial) to v.
+inline void add_half_virial(double* v, const double del[3], double fpair) {
+  const double h = 0.5 * fpair;
+  v[0] += h * del[0] * del[0];
+  v[1] += h * del[1] * del[1];
+  v[2] += h * del[2] * del[2];
+  v[3] += h * del[0] * del[1];
+  v[4] += h * del[0] * del[2];
+  v[5] += h * del[1] * del[2];
+}
+
+class DFTD3Model final : public Model {
+ public:
+  DFTD3Model(ModelInfo info, Tables tables) : info_(std::move(info)), t_(std::move(tables)) {}
+
+  const ModelInfo& info() const override { return info_; }
+
+  void compute(const AtomGraph& graph, Dispatcher& dispatch, const OutputRequest& request,
+               ModelOutputs& out) override {
+    const std::size_t n = graph.n_rows();
+    out.reset(n, request);
+    if (graph.edge_list != EdgeList::full)
+      throw Error(model_error_id::op_args, "", std::string(kName) + " takes a full edge list, the host gave " +
+                                                   edge_list_name(graph.edge_list));
+    const std::vector<TensorRef> args = edge_args(graph);
+    const EdgeCall call = edge_call(graph, index_checks_, request);
+    edges_ = unpack_edge_args(kName, args, t_.n_species(), call);
+    const int threads = loop_threads(usable_threads(request.threads), edges_.n_receivers, 256);
+    ranges_ = receiver_ranges(graph.offsets, edges_.n_receivers, threads);
+    partial_.assign(static_cast<std::size_t>(threads) * 7, 0.0);
+
+    // CN_i of owned atoms, then of halo rows from their owners.
+    cn_.assign(n, 0.0);
+    run_threads(threads, [&](int th) { coordination_numbers(th); });
+    dispatch.before_gather(Rows<double>{cn_.data(), n, 1});
+    // The C6 weights of every row, halo rows included.
+    weights();
+    // Pair terms: energy, their forces and virial, dE/dCN_i of owned atoms.
+    dedcn_.assign(n, 0.0);
+    run_threads(threads, [&](int th) { pair_terms(th, request, out); });
+    dispatch.before_gather(Rows<double>{dedcn_.data(), n, 1});
+    // Coordination-number terms of the forces and virial.
+    if (request.forces || request.virial || request.virial_rows)
+      run_threads(threads, [&](int th) { cn_terms(th, request, out); });
+    for (int th = 0; th < threads; ++th) {
+      const double* p = &partial_[static_cast<std::size_t>(th) * 7];
+      out.energy += p[0];
+      for (int k = 0; k < 6; ++k) out.virial[static_cast<std::size_t>(k)] += p[1 + k];
+    }
+    if (!request.energy) out.energy = 0.0;
+  }
+
+ private:
+  // f(r, i, j, del, rsq) for each edge j -> i of thread th's receivers.
+  template <class F>
+  void edges_of(int th, F&& f) const {
+    edges_.for_each_edge(f, ranges_[static_cast<std::size_t>(th)], ranges_[static_cast<std::size_t>(th) + 1]);
+  }
+
+  void coordination_numbers(int th) {
+    const double cut2 = t_.cn_cutoff * t_.cn_cutoff;
+    edges_of(th, [&](int i, int j, const double*, double rsq) {
+      if (!(rsq < cut2)) return;
+      cn_[static_cast<std::size_t>(i)] +=
+          count(t_.pair(edges_.species[i], edges_.species[j]).rcov, std::sqrt(rsq)).value;
+    });
+  }
+
+  // w_a(CN) and dw_a/dCN per row. The exponents are shifted by the smallest, which cancels in
+  // the normalised weights, so that no weight underflows however far CN lies from the references.
+  void weights() {
+    const std::size_t n = edges_.n_rows;
+    w_.assign(n * kMaxReferences, 0.0);
+    dw_.assign(n * kMaxReferences, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int s = edges_.species[i];
+      if (s < 0) continue;
+      const Tables::Element& e = t_.elements[static_cast<std::size_t>(s)];
+      double d2[kMaxReferences], least = HUGE_VAL;
+      for (int a = 0; a < e.n_references; ++a) {
+        const double d = cn_[i] - e.cn[static_cast<std::size_t>(a)];
+        d2[a] = d * d;
+        least = std::min(least, d2[a]);
+      }
+      double g[kMaxReferences], dg[kMaxReferences], sum = 0.0, dsum = 0.0;
+      for (int a = 0; a < e.n_references; ++a) {
+        g[a] = std::exp(-kWeightWidth * (d2[a] - least));
+        dg[a] = -2.0 * kWeightWidth * (cn_[i] - e.cn[static_cast<std::size_t>(a)]) * g[a];
+        sum += g[a];
+        dsum += dg[a];
+      }
+      double* w = &w_[i * kMaxReferences];
+      double* dw = &dw_[i * kMaxReferences];
+      for (int a = 0; a < e.n_references; ++a) {
+        w[a] = g[a] / sum;
+        dw[a] = (dg[a] * sum - g[a] * dsum) / (sum * sum);
+      }
+    }
+  }
+
+  void pair_terms(int th, const OutputRequest& request, ModelOutputs& out) {
+    const double cut2 = t_.cutoff * t_.cutoff;
+    double* partial = &partial_[static_cast<std::size_t>(th) * 7];
+    const bool forces = request.forces || request.virial || request.virial_rows;
+    edges_of(th, [&](int i, int j, const double* del, double rsq) {
+      if (!(rsq < cut2)) return;
+      const int s = edges_.species[i], u = edges_.species[j];
+      const Tables::Pair& pair = t_.pair(s, u);
+      const int na = t_.elements[static_cast<std::size_t>(s)].n_references;
+      const int nb = t_.elements[static_cast<std::size_t>(u)].n_references;
+      const double* wi = &w_[static_cast<std::size_t>(i) * kMaxReferences];
+      const double* dwi = &dw_[static_cast<std::size_t>(i) * kMaxReferences];
+      const double* wj = &w_[static_cast<std::size_t>(j) * kMaxReferences];
+      // C6 = w_i^T C w_j and dC6/dCN_i = dw_i^T C w_j.
+      double c6 = 0.0, dc6 = 0.0;
+      for (int a = 0; a < na; ++a) {
+        const double* row = &pair.c6[static_cast<std::size_t>(a * kMaxReferences)];
+        double cw = 0.0;
+        for (int b = 0; b < nb; ++b) cw += row[b] * wj[b];
+        c6 += wi[a] * cw;
+        dc6 += dwi[a] * cw;
+      }
+      const double r = std::sqrt(rsq);
+      const PairTerm term = pair_term(t_.damping, pair, r);
+      const std::size_t ii = static_cast<std::size_t>(i);
+      dedcn_[ii] += term.g * dc6;
+      const double half_e = 0.5 * c6 * term.g;
+      partial[0] += half_e;  // receivers are owned rows
+      if (request.energy_rows) out.energy_rows[ii] += half_e;
+      if (!forces) return;
+      // f_i = -de/dr del / r, the whole pair's (the edge i -> j gives j its own).
+      const double fpair = -c6 * term.slope / r;
+      tally(ii, del, fpair, request, out, partial);
+    });
+  }
+
+  void cn_terms(int th, const OutputRequest& request, ModelOutputs& out) {
+    const double cut2 = t_.cn_cutoff * t_.cn_cutoff;
+    double* partial = &partial_[static_cast<std::size_t>(th) * 7];
+    edges_of(th, [&](int i, int j, const double* del, double rsq) {
+      if (!(rsq < cut2)) return;
+      const double r = std::sqrt(rsq);
+      const Count c = count(t_.pair(edges_.species[i], edges_.species[j]).rcov, r);
+      const double fpair = -(dedcn_[static_cast<std::size_t>(i)] + dedcn_[static_cast<std::size_t>(j)]) * c.slope / r;
+      tally(static_cast<std::size_t>(i), del, fpair, request, out, partial);
+    });
+  }
+
+  void tally(std::size_t i, const double* del, double fpair, const OutputRequest& request, ModelOutputs& out,
+             double* partial) const {
+    double* f = &out.forces[3 * i];
+    f[0] += del[0] * fpair;
+    f[1] += del[1] * fpair;
+    f[2] += del[2] * fpair;
+    if (request.virial) add_half_virial(partial + 1, del, fpair);
+    if (request.virial_rows) add_half_virial(&out.virial_rows[6 * i], del, fpair);
+  }
+
+  ModelInfo info_;
+  Tables t_;
+  IndexCheckSchedule index_checks_;
+  // Per-step state, kept so that buffers reallocate only when the row count grows.
+  EdgeArgs edges_;
+  std::vector<std::size_t> ranges_;
+  std::vector<double> cn_, dedcn_, w_, dw_;
+  std::vector<double> partial_;  // per thread: energy, virial (6)
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
+  ModelInfo info = info_from(file);
+  info.comm_width = 1;          // CN, then dE/dCN: one value per atom each
+  info.halo_feature_reads = 2;  // the pair terms read CN_j, the CN terms dE/dCN_j
+  info.plain_input_rows = true;  // nvalchemi's spec promotes nothing: no op reads wrapped inputs
+  Tables tables = load_tables(file);
+  if (device == Device::cuda) {
+    throw Error(model_error_id::device, "", "architecture 'dftd3' runs on the cpu only",
+                "drop the pair_style's 'device cuda' for this model", file.path);
+  }
+  return std::make_unique<DFTD3Model>(std::move(info), std::move(tables));
+}
+
+}  // namespace distspec::models::dftd3
