@@ -94,7 +94,7 @@ FunctionalParameters damping_parameters(const Json& params) {
 Tables load_tables(const ModelFile& file) {
   try {
     const Json& params = expect_object(file.parameters, "/parameters",
-                                       {"damping", "functional", "cn_cutoff", "s6", "s8", "a1", "a2", "rs6", "rs8",
+                                       {"damping", "functional", "cn_cutoff", "c6_fallback", "s6", "s8", "a1", "a2", "rs6", "rs8",
                                         "alpha", "beta"});
     // The reference data and every parameter above are in Angstrom and eV.
     if (file.units != "metal")
@@ -112,6 +112,9 @@ Tables load_tables(const ModelFile& file) {
                        Json(file.cutoff).dump(),
                    "raise \"cutoff\" to at least cn_cutoff, or lower cn_cutoff");
     }
+    if (const Json* fallback = find_member(params, "c6_fallback"))
+      t.nearest_reference_fallback =
+          expect_choice(*fallback, "/parameters/c6_fallback", {"none", "nearest_reference"}) == "nearest_reference";
     std::vector<const ReferenceElement*> refs;
     for (std::size_t k = 0; k < file.elements.size(); ++k) {
       const ReferenceElement* e = find_element(file.elements[k]);

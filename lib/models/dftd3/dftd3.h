@@ -24,6 +24,14 @@
 // "functional" names any functional s-dftd3 parametrises for that damping (lowercase, hyphens
 // ignored, s-dftd3's aliases: "b3-lyp" = "b3lyp"); without it every parameter the damping uses
 // must be given. "cn_cutoff" defaults to the model cutoff and may not exceed it.
+//   "c6_fallback": "none" (default) | "nearest_reference". Where an atom's CN lies far beyond
+// its references (a metal's CN of 12 against copper's 0 and 0.96), the unnormalised Gaussian
+// weights of a pair, exp(-4 [(CN_i - CN_a)^2 + (CN_j - CN_b)^2]), sum to less than 1e-99. "none"
+// normalises them all the same (the shift of their exponents keeps that exact), as s-dftd3 and
+// nvalchemi's DFT-D3 kernels do; "nearest_reference" takes the C6 of the nearest pair of
+// references and no CN derivative there, as Grimme's dftd3 program and LAMMPS' dispersion/d3
+// do. The two differ for pairs with such an atom whose partner's weights are spread (water on
+// copper), by up to a few per cent of those pairs' C6.
 #pragma once
 
 #include <array>
@@ -39,14 +47,11 @@ struct ModelFile;
 
 namespace distspec::models::dftd3 {
 
-// CODATA 2018 (as tad-mctc and s-dftd3): the reference C6 are in Hartree Bohr^6.
-inline constexpr double kBohr = 0.529177210903;       // Angstrom
-inline constexpr double kHartree = 27.211386245988;   // eV
-
 // What a step needs, per model element and per pair of model elements (species s, t).
 struct Tables {
   FunctionalParameters damping{};
   double cutoff = 0.0, cn_cutoff = 0.0;
+  bool nearest_reference_fallback = false;  // "c6_fallback": "nearest_reference"
   struct Element {
     double rcov = 0.0, r4r2 = 0.0;
     int n_references = 0;

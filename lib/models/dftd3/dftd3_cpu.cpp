@@ -1,5 +1,6 @@
 // DFT-D3 on the CPU: the three passes of dftd3.h over a full edge list, on the request's threads
 // (each receiver's rows are written by the thread that owns its range, so no thread copies).
+#include <algorithm>
 #include <cmath>
 
 #include "distspec/error.h"
@@ -14,6 +15,8 @@ namespace {
 constexpr double kCountingSteepness = 16.0;  // k1 of the coordination number
 constexpr double kWeightWidth = 4.0;         // k3 of the C6 weights
 constexpr char kName[] = "dftd3";
+// ln(1e-99): the sum of a pair's weights below which dftd3's program takes the nearest references.
+const double kLogFallbackSum = std::log(1e-99);
 
 // The counting function c(r) = 1 / (1 + exp(-k1 (rcov / r - 1))) and dc/dr.
 struct Count {
@@ -128,6 +131,8 @@ class DFTD3Model final : public Model {
     const std::size_t n = edges_.n_rows;
     w_.assign(n * kMaxReferences, 0.0);
     dw_.assign(n * kMaxReferences, 0.0);
+    log_sum_.assign(n, 0.0);
+    nearest_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const int s = edges_.species[i];
       if (s < 0) continue;
@@ -151,7 +156,35 @@ class DFTD3Model final : public Model {
         w[a] = g[a] / sum;
         dw[a] = (dg[a] * sum - g[a] * dsum) / (sum * sum);
       }
+      // ln of the unshifted sum, and the nearest reference (the first of the least distance).
+      log_sum_[i] = std::log(sum) - kWeightWidth * least;
+      nearest_[i] = static_cast<int>(std::find(d2, d2 + e.n_references, least) - d2);
     }
+  }
+
+  // C6 = w_i^T C w_j and dC6/dCN_i = dw_i^T C w_j; or the nearest references' C6, constant,
+  // where the pair's unnormalised weights sum below 1e-99 and the model falls back to it.
+  double pair_c6(int i, int j, const Tables::Pair& pair, double& dc6) const {
+    const std::size_t ii = static_cast<std::size_t>(i), jj = static_cast<std::size_t>(j);
+    if (t_.nearest_reference_fallback && log_sum_[ii] + log_sum_[jj] <= kLogFallbackSum) {
+      dc6 = 0.0;
+      return pair.c6[static_cast<std::size_t>(nearest_[ii] * kMaxReferences + nearest_[jj])];
+    }
+    const int na = t_.elements[static_cast<std::size_t>(edges_.species[i])].n_references;
+    const int nb = t_.elements[static_cast<std::size_t>(edges_.species[j])].n_references;
+    const double* wi = &w_[ii * kMaxReferences];
+    const double* dwi = &dw_[ii * kMaxReferences];
+    const double* wj = &w_[jj * kMaxReferences];
+    double c6 = 0.0;
+    dc6 = 0.0;
+    for (int a = 0; a < na; ++a) {
+      const double* row = &pair.c6[static_cast<std::size_t>(a * kMaxReferences)];
+      double cw = 0.0;
+      for (int b = 0; b < nb; ++b) cw += row[b] * wj[b];
+      c6 += wi[a] * cw;
+      dc6 += dwi[a] * cw;
+    }
+    return c6;
   }
 
   void pair_terms(int th, const OutputRequest& request, ModelOutputs& out) {
@@ -162,20 +195,8 @@ class DFTD3Model final : public Model {
       if (!(rsq < cut2)) return;
       const int s = edges_.species[i], u = edges_.species[j];
       const Tables::Pair& pair = t_.pair(s, u);
-      const int na = t_.elements[static_cast<std::size_t>(s)].n_references;
-      const int nb = t_.elements[static_cast<std::size_t>(u)].n_references;
-      const double* wi = &w_[static_cast<std::size_t>(i) * kMaxReferences];
-      const double* dwi = &dw_[static_cast<std::size_t>(i) * kMaxReferences];
-      const double* wj = &w_[static_cast<std::size_t>(j) * kMaxReferences];
-      // C6 = w_i^T C w_j and dC6/dCN_i = dw_i^T C w_j.
-      double c6 = 0.0, dc6 = 0.0;
-      for (int a = 0; a < na; ++a) {
-        const double* row = &pair.c6[static_cast<std::size_t>(a * kMaxReferences)];
-        double cw = 0.0;
-        for (int b = 0; b < nb; ++b) cw += row[b] * wj[b];
-        c6 += wi[a] * cw;
-        dc6 += dwi[a] * cw;
-      }
+      double dc6 = 0.0;
+      const double c6 = pair_c6(i, j, pair, dc6);
       const double r = std::sqrt(rsq);
       const PairTerm term = pair_term(t_.damping, pair, r);
       const std::size_t ii = static_cast<std::size_t>(i);
@@ -219,6 +240,8 @@ class DFTD3Model final : public Model {
   EdgeArgs edges_;
   std::vector<std::size_t> ranges_;
   std::vector<double> cn_, dedcn_, w_, dw_;
+  std::vector<double> log_sum_;  // per row: ln sum_a exp(-4 (CN - CN_a)^2)
+  std::vector<int> nearest_;     // per row: the reference nearest CN
   std::vector<double> partial_;  // per thread: energy, virial (6)
 };
 

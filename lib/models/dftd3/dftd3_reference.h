@@ -11,6 +11,11 @@
 
 namespace distspec::models::dftd3 {
 
+// tad-mctc's conversions (CODATA 2014), with which tools/dftd3_reference.py wrote the tables'
+// lengths in Angstrom (the generated file checks it); the reference C6 stay in Hartree Bohr^6.
+inline constexpr double kBohr = 0.52917721067;        // Angstrom
+inline constexpr double kHartree = 27.211386019495706;  // eV
+
 inline constexpr int kMaxElement = 103;  // H .. Lr: every element the reference covers
 inline constexpr int kMaxReferences = 7;
 
