@@ -59,6 +59,22 @@ inline double fd_force(models::Model& model, PeriodicGraph g, const Distribution
   return -(plus - minus) / (2.0 * h);
 }
 
+// Forces of the given owned atoms equal central differences of the energy to `tol`; with
+// `complete`, owned forces are whole (they sum to zero) and halo rows carry nothing.
+inline void expect_forces_match_fd(models::Model& model, const PeriodicGraph& g, const DistributionSpec& spec,
+                                   const models::ModelOutputs& out, std::initializer_list<std::size_t> atoms, double h,
+                                   double tol, bool complete = true) {
+  for (std::size_t i : atoms)
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(out.forces[3 * i + k], fd_force(model, g, spec, i, k, h), tol) << "atom " << i << " component " << k;
+  if (!complete) return;
+  Vec3 sum{};
+  for (std::size_t i = 0; i < g.n_owned(); ++i)
+    for (int k = 0; k < 3; ++k) sum[k] += out.forces[3 * i + k];
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(sum[k], 0.0, 1e-12);
+  for (std::size_t v = 3 * g.n_owned(); v < out.forces.size(); ++v) EXPECT_EQ(out.forces[v], 0.0);
+}
+
 // Per-row values of every row folded onto owned rows (what the host's reverse comm does).
 inline std::vector<double> fold(const PeriodicGraph& g, std::vector<double> rows, int width) {
   IndexedHaloExchange halo = g.halo_exchange();
