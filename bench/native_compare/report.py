@@ -20,7 +20,7 @@ import lammps_log  # noqa: E402
 
 # What each model's "native" segment runs: the LAMMPS style, or for the message-passing model,
 # which LAMMPS has no style of, distspec itself on one thread.
-NATIVE = {"lj": "lj/cut", "eam": "eam/alloy", "mpnn": "mpnn (1 thread)"}
+NATIVE = {"lj": "lj/cut", "eam": "eam/alloy", "mpnn": "mpnn (1 thread)", "d3": "dispersion/d3"}
 
 
 def collect(folder):
@@ -93,7 +93,7 @@ def print_tables(rows, machine):
 def plot(rows, folder, png):
     data = os.path.join(folder, "ratio.dat")
     with open(data, "w") as f:
-        for model in ("lj", "eam"):
+        for model in [m for m in ("lj", "eam", "d3") if any(r["model"] == m for r in rows)]:
             for ranks in sorted({r["ranks"] for r in rows}):
                 f.write("# %s %d rank(s)\n" % (model, ranks))
                 for r in rows:
@@ -102,11 +102,13 @@ def plot(rows, folder, png):
                 f.write("\n\n")
     ranks = sorted({r["ranks"] for r in rows})
     curves = []
-    for i, model in enumerate(("lj", "eam")):
+    titles = {"lj": "LJ vs lj/cut", "eam": "EAM vs eam/alloy", "d3": "D3 vs dispersion/d3"}
+    models = [m for m in ("lj", "eam", "d3") if any(r["model"] == m for r in rows)]
+    for i, model in enumerate(models):
         for j, n in enumerate(ranks):
             index = i * len(ranks) + j
             curves.append("'%s' index %d using 1:2:3:4 with yerrorlines lw 2 pt %d title '%s, %d rank%s'" % (
-                data, index, 7 + 2 * i, "LJ vs lj/cut" if model == "lj" else "EAM vs eam/alloy", n,
+                data, index, 7 + 2 * i, titles[model], n,
                 "" if n == 1 else "s"))
     script = """
 set terminal pngcairo size 720,400 font ',10' noenhanced

@@ -15,7 +15,9 @@
 # (the one with KOKKOS; DISTSPEC_BUILD and DISTSPEC_LMP default to it then); without, the
 # native styles run on one thread and distspec with `threads N`. Model mpnn (the message-passing
 # network, potentials/cu_mpnn_L2.json) runs only with BENCH_THREADS > 1, against itself on one
-# thread: BENCH_MPNN_SIZES ("4000 32000"), BENCH_MPNN_STEPS (10 per segment).
+# thread: BENCH_MPNN_SIZES ("4000 32000"), BENCH_MPNN_STEPS (10 per segment). Model d3 (DFT-D3(BJ)
+# for PBE on copper, potentials/dftd3_pbe_bj.json, against dispersion/d3 bj pbe 12.0 8.0) needs
+# LAMMPS 2025 or later (BENCH_MODELS=d3 BENCH_SIZES="4000 32000").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 threads=${BENCH_THREADS:-1}
@@ -65,6 +67,8 @@ for model in $models; do
     steps=$(( budget / atoms > 20 ? budget / atoms : 20 ))
     # The network costs a few hundred times a pair step per atom: ten steps a segment are seconds.
     [ "$model" != mpnn ] || steps=${BENCH_MPNN_STEPS:-10}
+    # D3's 12 A cutoff gives each atom about 40 times EAM's neighbours.
+    [ "$model" != d3 ] || steps=$(( steps / 40 > 5 ? steps / 40 : 5 ))
     for np in $ranks; do
       echo "bench: $model, $((4 * n * n * n)) atoms, $np rank(s), $repeats x $steps steps per style" >&2
       # From the repository, with its potentials/ relative: logs name no path of this machine.

@@ -190,6 +190,13 @@ void PairDistspec::init_style()
     for (const auto &warning : plan_.warnings) error->warning(FLERR, "pair_style distspec: " + warning);
 
   comm_forward = comm_reverse = plan_.comm_width;
+  // Under pair_style hybrid, Comm sizes its buffers from the hybrid's widths, which it took from
+  // its sub-styles at pair_style time, before this width was known (the model is read by
+  // pair_coeff): raise them, or a wide row (SevenNet's 480 features) overruns LAMMPS' buffers.
+  if (force->pair && force->pair != this) {
+    force->pair->comm_forward = std::max(force->pair->comm_forward, comm_forward);
+    force->pair->comm_reverse = std::max(force->pair->comm_reverse, comm_reverse);
+  }
   halo_ = make_halo_exchange();
   halo_->set_max_width(comm_forward);
 
