@@ -36,7 +36,7 @@ log() { printf '[bootstrap] %s\n' "$*"; }
 # Debian packages
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config git ca-certificates curl xz-utils
               lz4 dpkg-dev openmpi-bin libopenmpi-dev nlohmann-json3-dev libgtest-dev
-              python3 python3-venv gnuplot-nox time clang llvm valgrind ccache)
+              python3 python3-venv gnuplot-nox time clang llvm valgrind ccache libfftw3-dev)
 install_packages() {
   [ "${DISTSPEC_SKIP_APT:-0}" = 1 ] && return 0
   local missing=()

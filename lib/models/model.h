@@ -62,6 +62,9 @@ struct AtomGraph {
   bool has_cell = false;
   std::array<double, 9> cell{};
   std::array<bool, 3> periodic{};
+  // The host declares the box triclinic (LAMMPS: domain->triclinic), tilts zero or not: LAMMPS'
+  // pppm sizes its grid differently then, and a model that follows its rule must know.
+  bool triclinic = false;
   // Per row, the owned row whose atom it is (owned rows: themselves; halo rows: the periodic
   // image's owner), or -1 where that atom is owned by another rank. Given to models that ask for
   // it (ModelInfo::needs_owner_rows), which map periodic images onto their owners instead of

@@ -10,6 +10,7 @@
 #include "models/ewald/ewald.h"
 #include "models/lj/lj.h"
 #include "models/mpnn/mpnn.h"
+#include "models/pme/pme.h"
 #ifdef DISTSPEC_WITH_TORCH
 #include "models/torch/torch_model.h"
 #endif
@@ -38,10 +39,12 @@ struct Architecture {
 constexpr void (*kLJCuda)(OpRegistry&) = lj::register_cuda_ops;
 constexpr void (*kEAMCuda)(OpRegistry&) = eam::register_cuda_ops;
 constexpr void (*kEwaldCuda)(OpRegistry&) = ewald::register_cuda_ops;
+constexpr void (*kPmeCuda)(OpRegistry&) = nullptr;
 #else
 constexpr void (*kLJCuda)(OpRegistry&) = nullptr;
 constexpr void (*kEAMCuda)(OpRegistry&) = nullptr;
 constexpr void (*kEwaldCuda)(OpRegistry&) = nullptr;
+constexpr void (*kPmeCuda)(OpRegistry&) = nullptr;
 #endif
 
 #ifdef DISTSPEC_WITH_TORCH
@@ -73,6 +76,9 @@ const std::vector<Architecture>& architectures() {
       // Computed in the model (no op adapters in nvalchemi's spec); its halo refreshes are the
       // spec's.
       {"dftd3", dftd3::make_model, nullptr, nullptr, false, "dftd3_halo.json"},
+      // Smooth particle-mesh Ewald under nvalchemi's PME spec: the charge mesh is spread per rank
+      // and all-reduced by the spec's adapter; its real-space pairs are the Ewald model's kernel.
+      {"pme", pme::make_model, pme::register_ops, kPmeCuda, false, "pme_halo.json"},
       // An exported PyTorch graph: its halo ops run inside the graph (lib/models/torch); the
       // registry holds their names for the dispatcher, on every device, and the graph's own
       // precision is checked against the one asked for.

@@ -340,6 +340,7 @@ void PairDistspec::run_model(const char *style)
   graph_.has_cell = true;
   graph_.cell = {domain->xprd, 0.0, 0.0, domain->xy, domain->yprd, 0.0, domain->xz, domain->yz, domain->zprd};
   graph_.periodic = {domain->xperiodic != 0, domain->yperiodic != 0, domain->zperiodic != 0};
+  graph_.triclinic = domain->triclinic != 0;
   try {
     model_->compute(graph_, *dispatcher_, request, model_outputs_);
   } catch (const distspec::Error &e) {

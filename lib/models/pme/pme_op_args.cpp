@@ -1,0 +1,66 @@
+#include "models/pme/pme_op_args.h"
+
+#include "distspec/error.h"
+#include "models/edge_kernel.h"
+#include "models/model_error.h"
+
+namespace distspec::models::pme {
+
+const OpState& op_state(const char* op, const void* state) {
+  if (!state)
+    throw Error(model_error_id::op_args, "", std::string("op '") + op + "' needs the PME model's state",
+                "call it through the PME model, which passes its constants");
+  return *static_cast<const OpState*>(state);
+}
+
+SpreadArgs unpack_spread(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params, Device device) {
+  const char* op = kSpreadOp;
+  expect_count(op, "arguments", args.size(), 3);
+  expect_count(op, "outputs", outs.size(), 1);
+  SpreadArgs a;
+  a.n = args[0].rows;
+  a.x = expect_f64(op, "positions", 0, args[0], a.n, 3, false, device);
+  a.q = expect_f64(op, "charges", 1, args[1], a.n, 1, false, device);
+  a.inv_t = expect_f64(op, "cell_inv_t", 2, args[2], 3, 3, false, device);
+  a.mesh = expect_f64(op, "charge mesh", 0, outs[0], params.mesh_points(), 1, false, device);
+  return a;
+}
+
+SolveArgs unpack_solve(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params, Device device) {
+  const char* op = kSolveOp;
+  const std::size_t k = params.mesh_points();
+  expect_count(op, "arguments", args.size(), 3);
+  expect_count(op, "outputs", outs.size(), 4);
+  SolveArgs a;
+  a.mesh = expect_f64(op, "charge mesh", 0, args[0], k, 1, false, device);
+  a.inv_t = expect_f64(op, "cell_inv_t", 1, args[1], 3, 3, false, device);
+  a.alpha = expect_f64(op, "alpha", 2, args[2], 1, 1, false, Device::cpu);
+  a.potential = expect_f64(op, "potential mesh", 0, outs[0], k, 1, false, device);
+  a.energy = expect_f64(op, "energy", 1, outs[1], 1, 1, false, Device::cpu);
+  a.virial = expect_f64(op, "virial", 2, outs[2], 6, 1, false, Device::cpu);
+  a.virial_meshes = expect_f64(op, "virial meshes", 3, outs[3], 6, k, true, device);
+  return a;
+}
+
+InterpolateArgs unpack_interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params,
+                                   Device device) {
+  const char* op = kInterpolateOp;
+  const std::size_t k = params.mesh_points();
+  expect_count(op, "arguments", args.size(), 7);
+  expect_count(op, "outputs", outs.size(), 3);
+  InterpolateArgs a;
+  a.n = args[0].rows;
+  a.x = expect_f64(op, "positions", 0, args[0], a.n, 3, false, device);
+  a.q = expect_f64(op, "charges", 1, args[1], a.n, 1, false, device);
+  a.inv_t = expect_f64(op, "cell_inv_t", 2, args[2], 3, 3, false, device);
+  a.potential = expect_f64(op, "potential mesh", 3, args[3], k, 1, false, device);
+  a.virial_meshes = expect_f64(op, "virial meshes", 4, args[4], 6, k, true, device);
+  a.total_charge = expect_f64(op, "total charge", 5, args[5], 1, 1, false, Device::cpu);
+  a.alpha = expect_f64(op, "alpha", 6, args[6], 1, 1, false, Device::cpu);
+  a.energy = expect_f64(op, "energy rows", 0, outs[0], a.n, 1, false, device);
+  a.forces = expect_f64(op, "forces", 1, outs[1], a.n, 3, false, device);
+  a.virial_rows = expect_f64(op, "per-row virial", 2, outs[2], a.n, 6, true, device);
+  return a;
+}
+
+}  // namespace distspec::models::pme
