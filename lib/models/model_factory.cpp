@@ -39,7 +39,7 @@ struct Architecture {
 constexpr void (*kLJCuda)(OpRegistry&) = lj::register_cuda_ops;
 constexpr void (*kEAMCuda)(OpRegistry&) = eam::register_cuda_ops;
 constexpr void (*kEwaldCuda)(OpRegistry&) = ewald::register_cuda_ops;
-constexpr void (*kPmeCuda)(OpRegistry&) = nullptr;
+constexpr void (*kPmeCuda)(OpRegistry&) = pme::register_cuda_ops;
 #else
 constexpr void (*kLJCuda)(OpRegistry&) = nullptr;
 constexpr void (*kEAMCuda)(OpRegistry&) = nullptr;

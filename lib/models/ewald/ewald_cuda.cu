@@ -12,6 +12,7 @@
 #include "models/edge_kernel.h"
 #include "models/ewald/ewald.h"
 #include "models/ewald/ewald_accuracy.h"
+#include "models/ewald/ewald_cuda_state.cuh"
 #include "models/ewald/ewald_kspace.h"
 #include "models/ewald/ewald_math.h"
 #include "models/ewald/ewald_op_args.h"
@@ -24,12 +25,6 @@ using namespace distspec::models::cuda;
 
 constexpr unsigned kBlock = 256;
 
-// The op state on the device: the parameters, and scratch for the global virials.
-struct DeviceParams {
-  Params params;
-  mutable DeviceArray<double> row_virial;       // n x 6 (stage 2) or n_receivers x 6 (real space)
-  mutable DeviceArray<double> sums;             // column-sum partials
-};
 
 // Stage 1, one block per k-vector, and one more block for the total charge: the block's
 // threads stride over the atoms, then a tree sum in shared memory. Per k-vector: n x (24 B
