@@ -9,7 +9,8 @@
 # FIXTURES: scripts/gpu_torch_fixtures.sh's folder; LMP, PLUGIN: DISTSPEC_GPU_TORCH=ON
 # scripts/gpu_build_kokkos.sh's. DISTSPEC_KK_ARGS ("-k on g 1 -sf kk") runs distspec/kk elsewhere
 # (-k on t 2 -sf kk on a CPU, with the CPU exports in place of the CUDA ones: the same check of
-# the Kokkos path on host threads).
+# the Kokkos path on host threads). DISTSPEC_CHECK_MODELS ("toy_mpnn_L2 7net0 7net0_serial") picks
+# the models.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 lmp=$(realpath "${1:?usage: gpu_check_torch_kk.sh LMP PLUGIN FIXTURES [LOG_DIR]}")
@@ -46,12 +47,14 @@ one() {
           exit !ok }' || failed=1
 }
 
+models=" ${DISTSPEC_CHECK_MODELS:-toy_mpnn_L2 7net0 7net0_serial} "
 for np in 1 2; do
   for newton in on off; do
-    one "$np" "$newton" toy_mpnn_L2 cuni_fcc.data "Cu Ni" 50 1e-9 toy_mpnn_L2.json toy_mpnn_L2_cuda.json
-    [ -f "$fixtures/7net0_cuda.json" ] &&
+    [[ "$models" == *" toy_mpnn_L2 "* ]] &&
+      one "$np" "$newton" toy_mpnn_L2 cuni_fcc.data "Cu Ni" 50 1e-9 toy_mpnn_L2.json toy_mpnn_L2_cuda.json
+    [[ "$models" == *" 7net0 "* ]] && [ -f "$fixtures/7net0_cuda.json" ] && [ -f "$fixtures/7net0.json" ] &&
       one "$np" "$newton" 7net0 si_diamond.data Si 0 1e-5 7net0.json 7net0_cuda.json
-    [ "$np" = 1 ] && [ -f "$fixtures/7net0_serial.json" ] &&
+    [[ "$models" == *" 7net0_serial "* ]] && [ "$np" = 1 ] && [ -f "$fixtures/7net0_serial.json" ] &&
       one "$np" "$newton" 7net0_serial si_diamond.data Si 0 1e-5 7net0_serial.json 7net0_serial.json
   done
 done

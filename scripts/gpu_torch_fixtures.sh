@@ -9,8 +9,9 @@
 #   scripts/gpu_torch_fixtures.sh OUT_DIR
 # DISTSPEC_GPU_FIXTURES (default "toy serial aoti") picks the groups: the toy MPNN (about 3
 # minutes on 16 cores), SevenNet's serial module (under a minute) and SevenNet-0's AOTInductor
-# packages (5 minutes or more each); a package already in OUT_DIR is kept, so a second GPU-machine
-# call resumes where one that ran out of time stopped.
+# packages (5 minutes or more each; aoti_cpu and aoti_cuda name one of the two, so that two calls
+# of this script, in the same OUT_DIR, export them at the same time); a package already in OUT_DIR
+# is kept, so a second GPU-machine call resumes where one that ran out of time stopped.
 # Writes into OUT_DIR (DISTSPEC_TORCH_FIXTURES for the tests):
 #   cuni_fcc.data, toy_mpnn_L2.{json,pt2} (cpu), toy_mpnn_L2_cuda.{json,pt2} (cuda)
 #   with sevenn: si_diamond.data, 7net0.{json,pt2} (cpu), 7net0_cuda.{json,pt2} (cuda),
@@ -79,8 +80,11 @@ deployed.unlink()
 PY
   say "7net0_serial"
   fi
-  if wanted aoti; then
+  # aoti_cpu and aoti_cuda each name one of the two packages, for two processes side by side.
+  if wanted aoti || wanted aoti_cpu; then
     export_model 7net0 "${sevennet[@]}" --no-check
+  fi
+  if wanted aoti || wanted aoti_cuda; then
     export_model 7net0_cuda "${sevennet[@]}" --device cuda --no-check
   fi
 fi
