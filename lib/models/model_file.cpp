@@ -172,4 +172,13 @@ ModelFile read_model_file(const std::string& path, const std::string& spec_overr
   return parse_model_file(bytes, path, spec_override);
 }
 
+void check_file_spec(const ModelFile& file, void (*check)(const MLIPSpec&)) {
+  try {
+    check(file.spec);
+  } catch (const Error& e) {
+    if (file.spec_source != "inline") throw e.with_file(file.spec_source);
+    throw e.with_pointer_prefix("/spec");
+  }
+}
+
 }  // namespace distspec::models

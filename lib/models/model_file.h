@@ -72,4 +72,8 @@ struct ModelFile {
 ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override);
 ModelFile read_model_file(const std::string& path, const std::string& spec_override = "");
 
+// Runs an architecture's spec rule `check` on the file's spec. Its errors name the spec file, or,
+// for a spec inline in the model file, point under /spec (the caller adds the model file).
+void check_file_spec(const ModelFile& file, void (*check)(const MLIPSpec&));
+
 }  // namespace distspec::models

@@ -196,13 +196,7 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
     if (!file.parameters_file.empty())
       fail_value("/parameters_file", "architecture 'ewald' takes its parameters inline", "put them under \"parameters\"");
     Params params = parse_params(file.parameters, file.units, static_cast<int>(file.elements.size()), file.cutoff);
-    try {
-      check_spec(file.spec);
-    } catch (const Error& e) {
-      // Errors of a spec file name that file; those of an inline spec point under /spec.
-      if (file.spec_source != "inline") throw e.with_file(file.spec_source);
-      throw e.with_pointer_prefix("/spec");
-    }
+    check_file_spec(file, check_spec);
     if (device == Device::cuda) {
 #ifdef DISTSPEC_WITH_CUDA
       return make_cuda_model(std::move(info), params);

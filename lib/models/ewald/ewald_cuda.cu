@@ -4,10 +4,10 @@
 // with the CPU. Every sum runs in a fixed order (block trees, column sums), so a step is
 // bitwise reproducible.
 #include "models/cuda/device_graph.cuh"
+#include "models/cuda/host_species_charges.cuh"
 #include "models/cuda/device_outputs.cuh"
 #include "models/cuda/launch_timer.cuh"
 #include "models/cuda/pair_tally.cuh"
-#include "distspec/halo/device_staging.h"  // is_device_pointer
 #include "models/cuda/require_cuda_dispatcher.cuh"
 #include "models/edge_kernel.h"
 #include "models/ewald/ewald.h"
@@ -185,7 +185,7 @@ class EwaldCudaModel final : public Model, public SystemDerived {
     out.reset(n, request, request.rows_on_device);
     // alpha and kmax as the CPU model has them (ewald_accuracy.h, on the host).
     check_cell(graph);
-    const AtomGraph& host_graph = host_species_charges(graph);
+    const AtomGraph& host_graph = host_rows_.view(graph);
     model_charges(host_graph, host_charges_);
     accuracy_.prepare(host_graph, host_charges_, dispatch, device_.params);
     if (device_.params.alpha != uploaded_alpha_) {
@@ -247,30 +247,7 @@ class EwaldCudaModel final : public Model, public SystemDerived {
   double uploaded_alpha_ = 0.0;  // alpha_ holds it (0: nothing uploaded yet)
   KVectors kvectors_;
   std::vector<double> host_charges_;
-  // Species and charges where the host checks read them, from a host that keeps its rows in
-  // GPU memory (distspec/kk under CUDA): one download of each per step, since charges may
-  // change every step.
-  AtomGraph host_view_;
-  std::vector<int> host_species_;
-  std::vector<double> host_q_;
-  const AtomGraph& host_species_charges(const AtomGraph& g) {
-    const bool on_device = (g.charges && is_device_pointer(g.charges)) || (g.species && is_device_pointer(g.species));
-    if (!on_device) return g;
-    host_view_ = g;
-    const std::size_t n = g.n_rows();
-    if (g.species) {
-      host_species_.resize(n);
-      if (n) check(cudaMemcpy(host_species_.data(), g.species, n * sizeof(int), cudaMemcpyDefault), "cudaMemcpy (species)");
-      host_view_.species = host_species_.data();
-    }
-    if (g.charges) {
-      host_q_.resize(n);
-      if (n) check(cudaMemcpy(host_q_.data(), g.charges, n * sizeof(double), cudaMemcpyDefault), "cudaMemcpy (charges)");
-      host_view_.charges = host_q_.data();
-    }
-    host_view_.positions = nullptr;  // read on the device only
-    return host_view_;
-  }
+  HostSpeciesCharges host_rows_;  // species and charges where the host checks read them
   DeviceGraph graph_;
   DeviceArray<double> alpha_, cell_, k_, charges_, real_sf_, imag_sf_, total_;
   DeviceArray<double> energy_, forces_, virial_, virial_rows_, sums_, energy_total_;

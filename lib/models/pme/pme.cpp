@@ -54,11 +54,10 @@ class PmeModel final : public Model, public SystemDerived {
     // The same solve on every rank.
     potential_.resize(k);
     virial_meshes_.resize(request.virial_rows ? 6 * k : 0);
-    double recip_energy = 0.0;
     std::array<double, 6> recip_virial{};
     dispatch.call(kSolveOp, {TensorRef::of(mesh_.data(), k), cell, TensorRef::of(&alpha, 1)},
-                  {TensorRef::of(potential_.data(), k), TensorRef::of(&recip_energy, 1),
-                   TensorRef::of(recip_virial.data(), 6), TensorRef::of(virial_meshes_.data(), request.virial_rows ? 6 : 0, k)},
+                  {TensorRef::of(potential_.data(), k), TensorRef::of(recip_virial.data(), 6),
+                   TensorRef::of(virial_meshes_.data(), request.virial_rows ? 6 : 0, k)},
                   &state);
 
     // The owned rows' shares.
@@ -212,12 +211,7 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
     if (!file.parameters_file.empty())
       fail_value("/parameters_file", "architecture 'pme' takes its parameters inline", "put them under \"parameters\"");
     Params params = parse_params(file.parameters, file.units, static_cast<int>(file.elements.size()), file.cutoff);
-    try {
-      check_spec(file.spec);
-    } catch (const Error& e) {
-      if (file.spec_source != "inline") throw e.with_file(file.spec_source);
-      throw e.with_pointer_prefix("/spec");
-    }
+    check_file_spec(file, check_spec);
     if (device == Device::cuda) {
 #ifdef DISTSPEC_WITH_CUDA
       return make_cuda_model(std::move(info), params);

@@ -46,8 +46,8 @@
 //     args: 0 charges (n)      outs: 0 sum of the charges (1)
 //   distspec_pme::solve                         (state: const pme::OpState*)
 //     args: 0 the global charge mesh, 1 cell_inv_t, 2 alpha (1)
-//     outs: 0 potential mesh phi (K1 K2 K3), 1 E_recip / C (1), 2 its virial / C (6), 3 the six
-//           virial meshes (6 x K1 K2 K3, may be empty); written
+//     outs: 0 potential mesh phi (K1 K2 K3), 1 the k-space virial / C (6), 2 the six virial
+//           meshes (6 x K1 K2 K3, may be empty); written
 //   distspec_pme::interpolate                   (state: const pme::OpState*)
 //     args: 0 positions (n x 3), 1 charges (n), 2 cell_inv_t, 3 potential mesh, 4 virial meshes
 //           (may be empty), 5 total charge (1), 6 alpha (1)

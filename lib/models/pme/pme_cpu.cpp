@@ -1,6 +1,6 @@
 // PME kernels on the CPU: the B-spline spread of the rows given onto the mesh (each thread into a
 // mesh of its own, summed in thread order), the total charge, the reciprocal-space solve (FFTW3:
-// forward FFT, Green function times moduli, energy and virial, inverse FFTs) and the
+// forward FFT, Green function times moduli, the virial, inverse FFTs) and the
 // interpolation of each row's potential, field and virial share back from the mesh.
 #include <algorithm>
 #include <complex>
@@ -52,7 +52,7 @@ struct AtomSplines {
 
 // nvalchemiops::spline_spread: the charge mesh of the rows given.
 void spread(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const OpState& s = op_state(kSpreadOp, state);
+  const OpState& s = state_of<OpState>(kSpreadOp, state);
   const Params& params = *s.params;
   const SpreadArgs a = unpack_spread(args, outs, params, Device::cpu);
   const std::size_t k = params.mesh_points();
@@ -93,9 +93,9 @@ void total_charge(Span<const TensorRef> args, Span<const TensorRef> outs, const 
 }
 
 // distspec_pme::solve: the mesh potential (and the six virial meshes) from the global charge
-// mesh, with E_recip / C and its virial. The FFT and its plans belong to the model (OpState::fft).
+// mesh, with the k-space virial / C. The FFT and its plans belong to the model (OpState::fft).
 void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const OpState& s = op_state(kSolveOp, state);
+  const OpState& s = state_of<OpState>(kSolveOp, state);
   const Params& params = *s.params;
   const SolveArgs a = unpack_solve(args, outs, params, Device::cpu);
   RealFft3d& fft = *s.fft;
@@ -117,7 +117,7 @@ void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* s
     charge_spectrum.assign(spectrum, spectrum + n_spectrum);
     virial_kernel.resize(6 * n_spectrum);
   }
-  double energy = 0.0, virial[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  double virial[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
   std::size_t at = 0;
   for (int n1 = 0; n1 < mesh[0]; ++n1)
     for (int n2 = 0; n2 < mesh[1]; ++n2)
@@ -128,13 +128,11 @@ void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* s
         // The half spectrum stands for its mirror image too, but for n3 = 0 and the Nyquist plane.
         const double weight = (n3 == 0 || 2 * n3 == mesh[2]) ? 1.0 : 2.0;
         const double power = std::norm(spectrum[at]);
-        energy += weight * g * power;
         for (int c = 0; c < 6; ++c) virial[c] += weight * v[c] * power;
         if (a.virial_meshes)
           for (int c = 0; c < 6; ++c) virial_kernel[6 * at + c] = v[c];
         spectrum[at] *= g;
       }
-  a.energy[0] = 0.5 * energy;
   for (int c = 0; c < 6; ++c) a.virial[c] = 0.5 * virial[c];
   fft.backward();
   std::copy(fft.real(), fft.real() + k, a.potential);
@@ -149,7 +147,7 @@ void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* s
 // distspec_pme::interpolate: per row, its k-space, self and background energy, its k-space force
 // and its share of the k-space virial. Rows are independent.
 void interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const OpState& s = op_state(kInterpolateOp, state);
+  const OpState& s = state_of<OpState>(kInterpolateOp, state);
   const Params& params = *s.params;
   const InterpolateArgs a = unpack_interpolate(args, outs, params, Device::cpu);
   const int* mesh = params.mesh.data();

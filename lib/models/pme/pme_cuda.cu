@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "distspec/error.h"
-#include "distspec/halo/device_staging.h"  // is_device_pointer
 #include "models/cuda/check.cuh"
 #include "models/cuda/device_graph.cuh"
+#include "models/cuda/host_species_charges.cuh"
 #include "models/cuda/device_outputs.cuh"
 #include "models/cuda/launch_timer.cuh"
 #include "models/cuda/reductions.cuh"
@@ -116,8 +116,8 @@ __global__ void spread_kernel(const SpreadArgs a, const MeshDims m) {
   }
 }
 
-// Per half-spectrum point: G(m) B(m) times Q^(m) in place, and the point's energy and virial
-// terms (7 columns, weighted for the mirror half), kept for the virial meshes when asked.
+// Per half-spectrum point: G(m) B(m) times Q^(m) in place, and the point's virial terms (6
+// columns, weighted for the mirror half), its kernel kept for the virial meshes when asked.
 __global__ void green_kernel(double* spectrum, const double* inv_t, const double* moduli, const MeshDims m,
                              double alpha, double volume, double* point_sums, double* kernel, double* spectrum_copy) {
   const int half = m.k[2] / 2 + 1;
@@ -134,8 +134,7 @@ __global__ void green_kernel(double* spectrum, const double* inv_t, const double
   const double weight = (n3 == 0 || 2 * n3 == m.k[2]) ? 1.0 : 2.0;
   const double re = spectrum[2 * at], im = spectrum[2 * at + 1];
   const double power = re * re + im * im;
-  point_sums[7 * at] = weight * g * power;
-  for (int c = 0; c < 6; ++c) point_sums[7 * at + 1 + c] = weight * v[c] * power;
+  for (int c = 0; c < 6; ++c) point_sums[6 * at + c] = weight * v[c] * power;
   if (kernel) {
     for (int c = 0; c < 6; ++c) kernel[6 * at + c] = v[c];
     spectrum_copy[2 * at] = re;
@@ -195,15 +194,9 @@ __global__ void interpolate_kernel(const InterpolateArgs a, const MeshDims m, do
 
 MeshDims dims_of(const Params& p) { return MeshDims{{p.mesh[0], p.mesh[1], p.mesh[2]}, p.order}; }
 
-const DeviceState& device_state(const char* op, const void* state) {
-  if (!state)
-    throw Error(model_error_id::op_args, "", std::string("op '") + op + "' needs the PME model's state",
-                "call it through the PME model, which passes its constants");
-  return *static_cast<const DeviceState*>(state);
-}
 
 void spread(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const DeviceState& s = device_state(kSpreadOp, state);
+  const DeviceState& s = state_of<DeviceState>(kSpreadOp, state);
   const SpreadArgs a = unpack_spread(args, outs, s.params, Device::cuda);
   check(cudaMemsetAsync(a.mesh, 0, s.params.mesh_points() * sizeof(double)), "cudaMemsetAsync (mesh)");
   if (a.n == 0) return;
@@ -239,7 +232,7 @@ void total_charge(Span<const TensorRef> args, Span<const TensorRef> outs, const 
 }
 
 void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const DeviceState& s = device_state(kSolveOp, state);
+  const DeviceState& s = state_of<DeviceState>(kSolveOp, state);
   const Params& p = s.params;
   const SolveArgs a = unpack_solve(args, outs, p, Device::cuda);
   const MeshDims m = dims_of(p);
@@ -257,7 +250,7 @@ void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* s
   check(cudaMemcpy(a.potential, a.mesh, k * sizeof(double), cudaMemcpyDeviceToDevice), "cudaMemcpy (mesh)");
   s.fft.forward(a.potential);
   const std::size_t n_spectrum = static_cast<std::size_t>(p.mesh[0]) * p.mesh[1] * (p.mesh[2] / 2 + 1);
-  s.point_sums.resize(7 * n_spectrum);
+  s.point_sums.resize(6 * n_spectrum);
   double* kernel = nullptr;
   double* copy = nullptr;
   if (a.virial_meshes) {
@@ -272,12 +265,11 @@ void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* s
                                                      volume, s.point_sums.data(), kernel, copy);
     check_launch("DistSpec::PME::green");
   }
-  s.sums.resize(7);
-  add_column_sums(s.point_sums.data(), n_spectrum, 7, s.sums.data(), s.scratch);
-  double sums[7];
-  s.sums.download(sums, 7);
-  a.energy[0] = 0.5 * sums[0];
-  for (int c = 0; c < 6; ++c) a.virial[c] = 0.5 * sums[1 + c];
+  s.sums.resize(6);
+  add_column_sums(s.point_sums.data(), n_spectrum, 6, s.sums.data(), s.scratch);
+  double sums[6];
+  s.sums.download(sums, 6);
+  for (int c = 0; c < 6; ++c) a.virial[c] = 0.5 * sums[c];
   s.fft.backward(a.potential);
   if (!a.virial_meshes) return;
   for (int c = 0; c < 6; ++c) {
@@ -288,7 +280,7 @@ void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* s
 }
 
 void interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const DeviceState& s = device_state(kInterpolateOp, state);
+  const DeviceState& s = state_of<DeviceState>(kInterpolateOp, state);
   const InterpolateArgs a = unpack_interpolate(args, outs, s.params, Device::cuda);
   if (a.n == 0) return;
   double inv_t_host[9];
@@ -319,7 +311,7 @@ class PmeCudaModel final : public Model, public SystemDerived {
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
     out.reset(n, request, request.rows_on_device);
     check_cell(graph);
-    const AtomGraph& host_graph = host_species_charges(graph);
+    const AtomGraph& host_graph = host_rows_.view(graph);
     ewald::model_charges(host_graph, host_charges_);
     rule_.prepare(host_graph, host_charges_, dispatch, state_.params);
     check_mesh(state_.params);
@@ -342,10 +334,9 @@ class PmeCudaModel final : public Model, public SystemDerived {
 
     potential_.resize(k);
     virial_meshes_.resize(request.virial_rows ? 6 * k : 0);
-    double recip_energy = 0.0;
     std::array<double, 6> recip_virial{};
     dispatch.call(kSolveOp, {device_ref(mesh_.data(), k), cell, TensorRef::of(&alpha, 1)},
-                  {device_ref(potential_.data(), k), TensorRef::of(&recip_energy, 1), TensorRef::of(recip_virial.data(), 6),
+                  {device_ref(potential_.data(), k), TensorRef::of(recip_virial.data(), 6),
                    device_ref(virial_meshes_.data(), request.virial_rows ? 6 : 0, k)},
                   &state_);
 
@@ -378,35 +369,12 @@ class PmeCudaModel final : public Model, public SystemDerived {
   }
 
  private:
-  // Species and charges where the host checks read them (distspec/kk under CUDA keeps them on
-  // the device): one download of each per step.
-  const AtomGraph& host_species_charges(const AtomGraph& g) {
-    const bool on_device = (g.charges && is_device_pointer(g.charges)) || (g.species && is_device_pointer(g.species));
-    if (!on_device) return g;
-    host_view_ = g;
-    const std::size_t n = g.n_rows();
-    if (g.species) {
-      host_species_.resize(n);
-      if (n) check(cudaMemcpy(host_species_.data(), g.species, n * sizeof(int), cudaMemcpyDefault), "cudaMemcpy (species)");
-      host_view_.species = host_species_.data();
-    }
-    if (g.charges) {
-      host_q_.resize(n);
-      if (n) check(cudaMemcpy(host_q_.data(), g.charges, n * sizeof(double), cudaMemcpyDefault), "cudaMemcpy (charges)");
-      host_view_.charges = host_q_.data();
-    }
-    host_view_.positions = nullptr;  // read on the device only
-    return host_view_;
-  }
-
   ModelInfo info_;
   DeviceState state_;
   ewald::DeviceParams real_space_;
   SystemRule rule_;
   std::vector<double> host_charges_;
-  AtomGraph host_view_;
-  std::vector<int> host_species_;
-  std::vector<double> host_q_;
+  HostSpeciesCharges host_rows_;  // species and charges where the host checks read them
   DeviceGraph graph_;
   DeviceArray<double> cell_, charges_, mesh_, total_, potential_, virial_meshes_;
   DeviceArray<double> energy_, forces_, virial_, virial_rows_, sums_, energy_total_;

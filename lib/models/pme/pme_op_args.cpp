@@ -6,11 +6,9 @@
 
 namespace distspec::models::pme {
 
-const OpState& op_state(const char* op, const void* state) {
-  if (!state)
-    throw Error(model_error_id::op_args, "", std::string("op '") + op + "' needs the PME model's state",
-                "call it through the PME model, which passes its constants");
-  return *static_cast<const OpState*>(state);
+void missing_state(const char* op) {
+  throw Error(model_error_id::op_args, "", std::string("op '") + op + "' needs the PME model's state",
+              "call it through the PME model, which passes its constants");
 }
 
 SpreadArgs unpack_spread(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params, Device device) {
@@ -30,15 +28,14 @@ SolveArgs unpack_solve(Span<const TensorRef> args, Span<const TensorRef> outs, c
   const char* op = kSolveOp;
   const std::size_t k = params.mesh_points();
   expect_count(op, "arguments", args.size(), 3);
-  expect_count(op, "outputs", outs.size(), 4);
+  expect_count(op, "outputs", outs.size(), 3);
   SolveArgs a;
   a.mesh = expect_f64(op, "charge mesh", 0, args[0], k, 1, false, device);
   a.inv_t = expect_f64(op, "cell_inv_t", 1, args[1], 3, 3, false, device);
   a.alpha = expect_f64(op, "alpha", 2, args[2], 1, 1, false, Device::cpu);
   a.potential = expect_f64(op, "potential mesh", 0, outs[0], k, 1, false, device);
-  a.energy = expect_f64(op, "energy", 1, outs[1], 1, 1, false, Device::cpu);
-  a.virial = expect_f64(op, "virial", 2, outs[2], 6, 1, false, Device::cpu);
-  a.virial_meshes = expect_f64(op, "virial meshes", 3, outs[3], 6, k, true, device);
+  a.virial = expect_f64(op, "virial", 1, outs[1], 6, 1, false, Device::cpu);
+  a.virial_meshes = expect_f64(op, "virial meshes", 2, outs[2], 6, k, true, device);
   return a;
 }
 

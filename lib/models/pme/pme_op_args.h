@@ -9,7 +9,13 @@
 
 namespace distspec::models::pme {
 
-const OpState& op_state(const char* op, const void* state);
+// The state an op was called with; throws model.op_args when it was called with none.
+[[noreturn]] void missing_state(const char* op);
+template <class State>
+const State& state_of(const char* op, const void* state) {
+  if (!state) missing_state(op);
+  return *static_cast<const State*>(state);
+}
 
 struct SpreadArgs {
   const double* x = nullptr;  // n x 3
@@ -25,7 +31,6 @@ struct SolveArgs {
   const double* inv_t = nullptr;  // 3 x 3
   const double* alpha = nullptr;  // 1
   double* potential = nullptr;    // K1 K2 K3
-  double* energy = nullptr;       // 1
   double* virial = nullptr;       // 6
   double* virial_meshes = nullptr;  // 6 x K1 K2 K3, or nullptr
 };
