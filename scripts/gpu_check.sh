@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs examples/gpu/in.gpu_check (LJ, EAM, the message-passing model), in.gpu_check_ewald
-# (Ewald) and in.gpu_check_eam_fs (Finnis-Sinclair EAM) with serial LAMMPS + the CUDA plugin and compares, per model, the `device cpu` and
+# (Ewald and PME) and in.gpu_check_eam_fs (Finnis-Sinclair EAM) with serial LAMMPS + the CUDA plugin and compares, per model, the `device cpu` and
 # `device cuda` numbers (pe, press, 9 force components) to 1e-10 relative (against
 # max(|cpu|, |cuda|, 1e-6)). Exit 1 on a mismatch or a missing model.
 #   LMP=path/to/lmp DISTSPEC_PLUGIN=path/to/libdistspec.so scripts/gpu_check.sh [LOG]
@@ -28,8 +28,8 @@ grep -hE "^(DISTSPEC: device|NVE|Performance|Loop time .* for [1-9])" "$log" "$e
 awk '
   $1 == "CHECK" { key = $2; for (i = 4; i <= NF; ++i) v[key, $3, i] = $i; n[key] = NF; seen[key, $3] = 1 }
   END {
-    bad = 0; split("lj eam mpnn ewald eam_fs", models, " ")
-    for (m = 1; m <= 5; ++m) {
+    bad = 0; split("lj eam mpnn ewald pme pme_triclinic eam_fs", models, " ")
+    for (m = 1; m <= 7; ++m) {
       k = models[m]
       if (!seen[k, "cpu"] || !seen[k, "cuda"]) { printf "FAIL %s: missing cpu or cuda line\n", k; bad = 1; continue }
       worst = 0

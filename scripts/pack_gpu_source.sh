@@ -2,7 +2,7 @@
 # Packs what a GPU machine without LAMMPS, MPI or Debian packages needs to build LAMMPS and the
 # plugin there, against that machine's own LibTorch and CUDA (scripts/gpu_build.sh): the LAMMPS
 # 4 Feb 2025 source from Debian's orig tarball, trimmed to the core and the packages the build
-# enables (about 3 MB), Debian's OpenMPI runtime and headers, and nlohmann_json.
+# enables (about 3 MB), Debian's OpenMPI runtime and headers, nlohmann_json and FFTW3.
 #   scripts/pack_gpu_source.sh [--sevenn] [--kokkos] [OUT_DIR]     default build-gpu-src
 #     --sevenn  also what bench/sevennet_gpu/run.sh needs there beside that machine's torch:
 #               sevenn with SevenNet-0's checkpoint only, ase, e3nn and braceexpand (which
@@ -63,6 +63,14 @@ if [ $kokkos = 1 ]; then
 fi
 
 cp -a /usr/include/nlohmann "$out/json/include/"
+# FFTW3 (Debian's libfftw3-dev, which the bootstrap installs): the PME model's CPU FFTs, so that
+# the GPU build runs PME on both devices.
+if [ -f /usr/include/fftw3.h ]; then
+  mkdir -p "$out/fftw/include" "$out/fftw/lib"
+  cp /usr/include/fftw3.h "$out/fftw/include/"
+  cp -L /usr/lib/x86_64-linux-gnu/libfftw3.so "$out/fftw/lib/"
+  cp -L /usr/lib/x86_64-linux-gnu/libfftw3.so.3 "$out/lib/"
+fi
 cp -a /usr/share/cmake/nlohmann_json "$out/json/share/cmake/"
 
 if [ $sevenn = 1 ]; then
