@@ -2,10 +2,10 @@
 # test_examples_as_written.sh REPO WORK (ctest install.examples_as_written)
 # The examples' commands exactly as examples/README.md writes them, in a login-like environment
 # that holds nothing of the test's own (env -i: no LD_LIBRARY_PATH, no Open MPI root variables,
-# no lmp on PATH), as root and with more ranks than this machine's cores: lj, eam and ewald, on
-# 4 ranks and on 1, whose thermo output must agree: to every printed digit (lj, eam), to 1e-10
-# relative (ewald, whose k-space sums add in another order over 4 ranks: the pressure's last
-# printed digit moves).
+# no lmp on PATH), as root and with more ranks than this machine's cores: lj, eam, ewald and pme,
+# on 4 ranks and on 1, whose thermo output must agree: to every printed digit (lj, eam), to 1e-10
+# relative (ewald and pme, whose k-space sums add in another order over 4 ranks: the pressure's
+# last printed digit moves).
 set -euo pipefail
 repo=$1 work=$2
 rm -rf "$work" && mkdir -p "$work"
@@ -15,7 +15,7 @@ block=$(awk '/<!-- examples: as written -->/ {m=1; next} m && /^```sh/ {b=1; nex
   "$repo/examples/README.md")
 [ -n "$block" ] || fail "examples/README.md has no command block after '<!-- examples: as written -->'"
 grep -q 'cd examples/lj' <<< "$block" || fail "the README's block does not run examples/lj: $block"
-for example in lj eam ewald; do
+for example in lj eam ewald pme; do
   for np in 4 1; do
     commands=${block//examples\/lj/examples\/$example}
     commands=${commands//in.lj/in.$example}
@@ -32,7 +32,7 @@ for example in lj eam ewald; do
   rows "$work/$example.4.out" > "$work/$example.4.rows"
   [ -s "$work/$example.1.rows" ] || fail "$example: no thermo rows ($work/$example.1.out)"
   tolerance=0
-  [ "$example" = ewald ] && tolerance=1e-10
+  case $example in ewald|pme) tolerance=1e-10 ;; esac
   if ! paste -d '|' "$work/$example.1.rows" "$work/$example.4.rows" | awk -F'|' -v tol="$tolerance" '
       { n1 = split($1, a, " "); n2 = split($2, b, " ")
         if (n1 != n2 || n1 == 0) { print "row " NR ": " $1 " | " $2; bad = 1; next }
