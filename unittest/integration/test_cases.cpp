@@ -23,6 +23,7 @@
 #include "lammps_session.h"
 #include "periodic_images_reference.h"
 #include "reference_comparison.h"
+#include "remove_tree.h"
 #include "watchdog.h"
 
 namespace dt = distspec::testing;
@@ -74,8 +75,7 @@ class RunFolder {
   ~RunFolder()
   {
     MPI_Barrier(MPI_COMM_WORLD);
-    std::error_code ignored;
-    if (dt::world_rank() == 0) std::filesystem::remove_all(path_, ignored);
+    if (dt::world_rank() == 0) distspec::testing::remove_tree(path_);
   }
   RunFolder(const RunFolder&) = delete;
   RunFolder& operator=(const RunFolder&) = delete;

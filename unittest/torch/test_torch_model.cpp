@@ -19,6 +19,7 @@
 #include "distspec/spec/spec_json.h"
 #include "model_test_util.h"
 #include "recording_halo.h"
+#include "remove_tree.h"
 #include "models/model_file.h"
 #include "models/torch/halo_ops.h"
 #include "models/spec_binding.h"
@@ -98,7 +99,7 @@ fs::path scratch() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const fs::path dir = fs::path(::testing::TempDir()) / "distspec_torch_model" /
                        (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(dir);
+  distspec::testing::remove_tree(dir.string());
   fs::create_directories(dir);
   return dir;
 }
