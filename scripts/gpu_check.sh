@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs examples/gpu/in.gpu_check (LJ, EAM, the message-passing model), in.gpu_check_ewald
-# (Ewald and PME) and in.gpu_check_eam_fs (Finnis-Sinclair EAM) with serial LAMMPS + the CUDA plugin and compares, per model, the `device cpu` and
+# (Ewald and PME), in.gpu_check_eam_fs (Finnis-Sinclair EAM) and in.gpu_check_dftd3 (DFT-D3 with
+# BJ, zero damping and the nearest-reference fallback) with serial LAMMPS + the CUDA plugin and
+# compares, per model, the `device cpu` and
 # `device cuda` numbers (pe, press, 9 force components) to 1e-10 relative (against
 # max(|cpu|, |cuda|, 1e-6)). Exit 1 on a mismatch or a missing model.
 #   LMP=path/to/lmp DISTSPEC_PLUGIN=path/to/libdistspec.so scripts/gpu_check.sh [LOG]
-# LOG (default gpu_check.log) and, beside it, LOG's name with _ewald and _eam_fs for the others.
+# LOG (default gpu_check.log) and, beside it, LOG's name with _ewald, _eam_fs and _dftd3 for the others.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 lmp=${LMP:-lmp}
@@ -16,20 +18,22 @@ cd "$root/examples/gpu"
 export LD_LIBRARY_PATH="$(cd "$(dirname "$plugin")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ewald_log=${log%.log}_ewald.log
 fs_log=${log%.log}_eam_fs.log
-for run in "in.gpu_check $log" "in.gpu_check_ewald $ewald_log" "in.gpu_check_eam_fs $fs_log"; do
+d3_log=${log%.log}_dftd3.log
+for run in "in.gpu_check $log" "in.gpu_check_ewald $ewald_log" "in.gpu_check_eam_fs $fs_log" "in.gpu_check_dftd3 $d3_log"; do
   set -- $run
-  if ! "$lmp" -in "$1" -var plugin "$(basename "$plugin")" -var pot ../../potentials -log "$2" -screen none; then
+  if ! "$lmp" -in "$1" -var plugin "$(basename "$plugin")" -var pot ../../potentials \
+      -var cases ../../unittest/integration/cases/models -log "$2" -screen none; then
     grep -B2 -A2 "ERROR" "$2" || tail -20 "$2"
     echo "FAIL: LAMMPS stopped on $1 (log $2)"
     exit 1
   fi
 done
-grep -hE "^(DISTSPEC: device|NVE|Performance|Loop time .* for [1-9])" "$log" "$ewald_log" "$fs_log" || true
+grep -hE "^(DISTSPEC: device|NVE|Performance|Loop time .* for [1-9])" "$log" "$ewald_log" "$fs_log" "$d3_log" || true
 awk '
   $1 == "CHECK" { key = $2; for (i = 4; i <= NF; ++i) v[key, $3, i] = $i; n[key] = NF; seen[key, $3] = 1 }
   END {
-    bad = 0; split("lj eam mpnn ewald pme pme_triclinic eam_fs", models, " ")
-    for (m = 1; m <= 7; ++m) {
+    bad = 0; nm = split("lj eam mpnn ewald pme pme_triclinic eam_fs d3_bj d3_zero d3_bj_nearest", models, " ")
+    for (m = 1; m <= nm; ++m) {
       k = models[m]
       if (!seen[k, "cpu"] || !seen[k, "cuda"]) { printf "FAIL %s: missing cpu or cuda line\n", k; bad = 1; continue }
       worst = 0
@@ -43,4 +47,4 @@ awk '
       if (worst > 1e-10) bad = 1
     }
     exit bad
-  }' "$log" "$ewald_log" "$fs_log"
+  }' "$log" "$ewald_log" "$fs_log" "$d3_log"

@@ -280,7 +280,7 @@ void PairDistspec::setup()
 void PairDistspec::end_of_run()
 {
   finite_check_.settle(lmp, host_neighbor_list(), finite_check_subject());
-  timing_.report(lmp, style_name());
+  if (dispatcher_) timing_.report(lmp, style_name(), *dispatcher_);
 }
 
 FiniteCheckSubject PairDistspec::finite_check_subject() const
@@ -302,7 +302,7 @@ void PairDistspec::compute(int eflag, int vflag)
   if (finite_check_.check(lmp, host_neighbor_list(), finite, eflag || vflag, finite_check_subject())) zero_non_finite(forces, n_forces);
   timing_.lap(RunTiming::checks);
   write_back();
-  timing_.end_step();
+  timing_.end_step(*dispatcher_);
   if (report_pending_) log_halo_report();
 }
 

@@ -169,7 +169,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
 
   write_back_views();
   atomKK->modified(execution_space, (eflag || vflag) ? datamask_modify : F_MASK);
-  timing_.end_step();
+  timing_.end_step(*dispatcher_);
   if (report_pending_) log_halo_report();
 }
 

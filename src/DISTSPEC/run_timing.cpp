@@ -8,8 +8,11 @@
 #include "timer.h"
 #include "utils.h"
 
+#include "distspec/dispatch/dispatcher.h"
+
 #include <algorithm>
 #include <mpi.h>
+#include <vector>
 
 using namespace LAMMPS_NS;
 
@@ -59,12 +62,13 @@ void RunTiming::lap_model(double exchange_seconds)
   mark_ = now;
 }
 
-void RunTiming::end_step()
+void RunTiming::end_step(distspec::Dispatcher &dispatcher)
 {
   if (!enabled_) return;
   lap(write_back);
   if (drop_step_) {
     drop_step_ = false;
+    dispatcher.reset_op_timing();
     return;
   }
   for (int s = 0; s < n_stages; ++s) seconds_[s] += step_[s];
@@ -73,7 +77,7 @@ void RunTiming::end_step()
 
 // Min / avg / max over ranks of each stage and of their sum, as LAMMPS' Finish prints its own
 // sections; the percentages are of LAMMPS' Pair time (the same clock around compute()).
-void RunTiming::report(LAMMPS *lmp, const std::string &style)
+void RunTiming::report(LAMMPS *lmp, const std::string &style, distspec::Dispatcher &dispatcher)
 {
   if (!enabled_) return;
   constexpr int n = n_stages + 2;    // the stages, their total, LAMMPS' Pair time
@@ -89,6 +93,7 @@ void RunTiming::report(LAMMPS *lmp, const std::string &style)
   long steps = steps_;
   seconds_.fill(0.0);
   steps_ = 0;
+  report_ops(lmp, style, steps, dispatcher);
   int me = 0, nprocs = 1;
   MPI_Comm_rank(lmp->world, &me);
   MPI_Comm_size(lmp->world, &nprocs);
@@ -116,5 +121,48 @@ void RunTiming::report(LAMMPS *lmp, const std::string &style)
                         percent(avg[n_stages]));
   else
     text += "LAMMPS keeps no Pair time at this timer level ('timer normal' or 'timer full' gives one)\n";
+  utils::logmesg(lmp, text);
+}
+
+// Per op, seconds per step of its kernel and of its adapter's transforms, min / avg / max over
+// ranks (every rank binds the same ops). Printed after the stage table, then forgotten.
+void RunTiming::report_ops(LAMMPS *lmp, const std::string &style, long steps, distspec::Dispatcher &dispatcher)
+{
+  const auto &ops = dispatcher.op_timing();
+  std::vector<double> local;
+  for (const auto &op : ops) {
+    local.push_back(op.second.kernel_seconds);
+    local.push_back(op.second.adapter_seconds);
+  }
+  std::vector<std::uint64_t> calls;
+  for (const auto &op : ops) calls.push_back(op.second.calls);
+  dispatcher.reset_op_timing();
+  const int n = static_cast<int>(local.size());
+  if (n == 0) return;
+  std::vector<double> sum(n), min(n), max(n);
+  MPI_Allreduce(local.data(), sum.data(), n, MPI_DOUBLE, MPI_SUM, lmp->world);
+  MPI_Allreduce(local.data(), min.data(), n, MPI_DOUBLE, MPI_MIN, lmp->world);
+  MPI_Allreduce(local.data(), max.data(), n, MPI_DOUBLE, MPI_MAX, lmp->world);
+  int me = 0, nprocs = 1;
+  MPI_Comm_rank(lmp->world, &me);
+  MPI_Comm_size(lmp->world, &nprocs);
+  if (me != 0 || steps == 0) return;
+
+  const double per_step = 1.0 / static_cast<double>(steps);
+  std::size_t width = 3;
+  for (const auto &op : ops) width = std::max(width, op.first.size() + 1);
+  std::string text = fmt::format("\nDISTSPEC op timing (pair_style {} timing yes, {} steps, {} MPI tasks; seconds per step,\n"
+                                 "host wall clock; adapter: the spec's transforms around the kernel):\n"
+                                 "{:<{}}| calls | kernel min / avg / max        | adapter min / avg / max\n",
+                                 style, steps, nprocs, "Op", width);
+  text += std::string(width + 68, '-') + "\n";
+  std::size_t k = 0;
+  for (const auto &op : ops) {
+    const std::size_t a = 2 * k, b = 2 * k + 1;
+    text += fmt::format("{:<{}}| {:>5.3g} | {:<9.3g} {:<9.3g} {:<9.3g}  | {:<9.3g} {:<9.3g} {:.3g}\n", op.first, width,
+                        calls[k] * per_step, min[a] * per_step, sum[a] / nprocs * per_step, max[a] * per_step,
+                        min[b] * per_step, sum[b] / nprocs * per_step, max[b] * per_step);
+    ++k;
+  }
   utils::logmesg(lmp, text);
 }

@@ -3,7 +3,9 @@
 // pointer of the offending spec value.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "distspec/dispatch/dispatcher.h"
@@ -108,6 +110,36 @@ TEST(Dispatcher, OpTransformsRunInTheSpecsOrder) {
   EXPECT_EQ(seen_arg1_rows, 2u);
   EXPECT_EQ(per_row, (std::vector<double>{3, 2, 3, 2, 3}));  // row 0 has two images, row 1 one
   EXPECT_EQ(total[0], 10.0);
+}
+
+// `timing yes`'s op table: every bound op listed from the start (the same names on every rank),
+// its calls counted, the kernel's time apart from its adapter's transforms, and reset_op_timing
+// zeroing them all. The kernel sleeps 50 ms: its time has that lower bound, and the adapter's
+// (an all-reduce of one value here) must not include it.
+TEST(Dispatcher, OpTimingSplitsTheKernelFromItsAdapter) {
+  RecordingHalo halo = small_halo();
+  OpRegistry registry;
+  registry.add("test::slow", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  registry.add("test::idle", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  const OpAdapter slow("test::slow", {}, {{0, OutputTransform::all_reduce_sum}});
+  Dispatcher d(spec_of("halo", {slow}), Device::cpu, {"test::slow", "test::idle"}, 2, HaloStrategy::per_layer, registry);
+  d.attach(halo);
+  ASSERT_EQ(d.op_timing().size(), 2u);
+  EXPECT_EQ(d.op_timing().at("test::idle").calls, 0u);
+  double total = 0.0;
+  d.call("test::slow", {}, {TensorRef::of(&total, 1)}, nullptr);
+  d.call("test::slow", {}, {TensorRef::of(&total, 1)}, nullptr);
+  const OpTiming& t = d.op_timing().at("test::slow");
+  EXPECT_EQ(t.calls, 2u);
+  EXPECT_GE(t.kernel_seconds, 0.1);
+  EXPECT_LT(t.adapter_seconds, 0.05);
+  EXPECT_EQ(halo.log, (Log{"all_reduce", "all_reduce"}));
+  d.reset_op_timing();
+  EXPECT_EQ(d.op_timing().at("test::slow").calls, 0u);
+  EXPECT_EQ(d.op_timing().at("test::slow").kernel_seconds, 0.0);
+  EXPECT_EQ(d.op_timing().size(), 2u);
 }
 
 TEST(Dispatcher, OpsWithoutAdapterPassThrough) {

@@ -79,6 +79,12 @@ Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<s
            "registered ops: " + join(registry.names()));
     ops_[op] = BoundOp{nullptr, kernel};
   }
+  reset_op_timing();
+}
+
+void Dispatcher::reset_op_timing() {
+  op_timing_.clear();
+  for (const auto& bound_op : ops_) op_timing_[bound_op.first] = {};
 }
 
 void Dispatcher::attach(HaloExchange& halo) {
@@ -198,7 +204,10 @@ void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, 
                       const void* state) {
   const BoundOp& bound = this->bound(qualname);
   const std::size_t n_owned = halo().n_owned();
+  OpTiming& timing = op_timing_[qualname];
+  ++timing.calls;
 
+  auto start = std::chrono::steady_clock::now();
   if (bound.adapter) {
     for (const auto& [pos, t] : bound.adapter->arg_transforms) {
       if (pos >= static_cast<int>(args.size()))
@@ -206,10 +215,14 @@ void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, 
       if (t == ArgTransform::gather_inputs) exchange_tensor(args[pos], TensorExchange::forward, "gather_inputs");
       if (t == ArgTransform::slice_owned) args[pos].rows = std::min(args[pos].rows, n_owned);
     }
+    timing.adapter_seconds += seconds_since(start);
+    start = std::chrono::steady_clock::now();
   }
   (*bound.kernel)(Span<const TensorRef>(args.data(), args.size()), Span<const TensorRef>(outs.data(), outs.size()),
                   state);
+  timing.kernel_seconds += seconds_since(start);
   if (!bound.adapter) return;
+  start = std::chrono::steady_clock::now();
   for (const auto& [pos, t] : bound.adapter->output_transforms) {
     if (pos >= static_cast<int>(outs.size()))
       fail("", "op '" + qualname + "' has no output " + std::to_string(pos) + " to transform", "");
@@ -217,6 +230,7 @@ void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, 
     if (t == OutputTransform::scatter_outputs) exchange_tensor(out, TensorExchange::reverse_then_forward, "scatter_outputs");
     if (t == OutputTransform::all_reduce_sum) all_reduce_output(qualname, out);
   }
+  timing.adapter_seconds += seconds_since(start);
 }
 
 #define DISTSPEC_INSTANTIATE(T)                                         \

@@ -41,6 +41,16 @@ struct ExchangeStats {
   double seconds = 0.0;     // wall time inside the exchanges (a host's timing report splits it off)
 };
 
+// Where one op's time went, summed over its calls (host wall clock): its kernel, and the
+// adapter's transforms around it (halo exchanges and all-reduces of its arguments and outputs).
+// A cuda kernel returns at launch: its work shows in whatever waits for it next (an all-reduce
+// of its output, a download), and cuda_runtime.h's per-kernel profile measures it on the device.
+struct OpTiming {
+  std::uint64_t calls = 0;
+  double kernel_seconds = 0.0;
+  double adapter_seconds = 0.0;
+};
+
 class Dispatcher {
  public:
   // Checks that the spec can run under a spatial decomposition over `n_ranks` ranks and binds
@@ -90,6 +100,9 @@ class Dispatcher {
 
   const ExchangeStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
+  // Per bound op, by name: the same names on every rank of a run (those the model calls).
+  const std::map<std::string, OpTiming>& op_timing() const { return op_timing_; }
+  void reset_op_timing();
 
  private:
   struct BoundOp {
@@ -111,6 +124,7 @@ class Dispatcher {
   HaloExchange* halo_ = nullptr;
   std::unique_ptr<HaloExchange> staging_;  // a DeviceStagingHaloExchange around the host's, when needed
   ExchangeStats stats_;
+  std::map<std::string, OpTiming> op_timing_;
 };
 
 }  // namespace distspec

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include "distspec/ops/tensor_ref.h"
 #include "distspec/util/span.h"
@@ -33,7 +34,16 @@ struct PairTallyArgs {
   double* forces = nullptr;           // n_rows x 3, added into
   double* virial_rows = nullptr;      // n_rows x 6, added into; may be null
   double* receiver_virial = nullptr;  // n_receivers x 6, written (for the global sum); may be null
+  double* row_scalar = nullptr;       // n_rows, added into: a RowScalarPair's per-receiver sum
 };
+
+// A Pair whose `static constexpr bool kRowScalar = true` also sums a scalar of its own over each
+// receiver's edges (DFT-D3's dE/dCN_i, its coordination number): it takes the lane's running
+// sum as an eighth argument and adds to it whether or not it returns true.
+template <class P, class = void>
+struct sums_row_scalar : std::false_type {};
+template <class P>
+struct sums_row_scalar<P, std::void_t<decltype(P::kRowScalar)>> : std::bool_constant<P::kRowScalar> {};
 
 // A device op's edge-list arguments 0..4 (models/edge_kernel.h) and, for a pair op, its outputs
 // in PairOutputs' layout: device memory and shapes checked as unpack_edge_args and
@@ -47,7 +57,9 @@ double* unpack_device_pair_outputs(const char* op, Span<const TensorRef> outs, s
 
 // Pair: a functor with
 //   __device__ bool operator()(int i, int j, int a, int b, double rsq, double& half_energy, double& fpair) const
-// that returns false for a pair beyond its cutoff; f_ij = fpair * (x_i - x_j).
+// that returns false for a pair beyond its cutoff; f_ij = fpair * (x_i - x_j). A RowScalarPair
+// (above) takes `double& scalar` after fpair, and the kernel adds each receiver's sum of it into
+// a.row_scalar.
 template <int TPA, class Pair>
 __global__ void pair_tally_kernel(const PairTallyArgs a, const Pair pair) {
   static_assert(TPA >= 1 && TPA <= 32 && (32 % TPA) == 0, "TPA divides a warp");
@@ -59,7 +71,7 @@ __global__ void pair_tally_kernel(const PairTallyArgs a, const Pair pair) {
   // The loop bound is uniform over the warp, so every lane reaches every shuffle.
   for (std::size_t s0 = warp * kGroups; s0 < a.n_receivers; s0 += n_warps * kGroups) {
     const std::size_t s = s0 + lane / TPA;
-    double e = 0.0, f[3] = {0.0, 0.0, 0.0}, v[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double e = 0.0, f[3] = {0.0, 0.0, 0.0}, v[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, scalar = 0.0;
     int i = -1;
     if (s < a.n_receivers) {
       i = a.receivers[s];
@@ -73,7 +85,12 @@ __global__ void pair_tally_kernel(const PairTallyArgs a, const Pair pair) {
           if (bj < 0) continue;
           const double d0 = xi0 - a.x[3 * j], d1 = xi1 - a.x[3 * j + 1], d2 = xi2 - a.x[3 * j + 2];
           double half_energy, fpair;
-          if (!pair(i, j, ai, bj, squared_norm_rn(d0, d1, d2), half_energy, fpair)) continue;
+          bool inside;
+          if constexpr (sums_row_scalar<Pair>::value)
+            inside = pair(i, j, ai, bj, squared_norm_rn(d0, d1, d2), half_energy, fpair, scalar);
+          else
+            inside = pair(i, j, ai, bj, squared_norm_rn(d0, d1, d2), half_energy, fpair);
+          if (!inside) continue;
           e += half_energy;
           f[0] += d0 * fpair;
           f[1] += d1 * fpair;
@@ -91,6 +108,7 @@ __global__ void pair_tally_kernel(const PairTallyArgs a, const Pair pair) {
       }
     }
     e = group_sum<TPA>(e);
+    if constexpr (sums_row_scalar<Pair>::value) scalar = group_sum<TPA>(scalar);
 #pragma unroll
     for (int c = 0; c < 3; ++c) f[c] = group_sum<TPA>(f[c]);
     if (virial) {
@@ -102,6 +120,7 @@ __global__ void pair_tally_kernel(const PairTallyArgs a, const Pair pair) {
       for (int c = 0; c < 6; ++c) a.receiver_virial[6 * s + c] = v[c];
     if (i < 0) continue;
     a.energy[i] += e;
+    if constexpr (sums_row_scalar<Pair>::value) a.row_scalar[i] += scalar;
     for (int c = 0; c < 3; ++c) a.forces[3 * static_cast<std::size_t>(i) + c] += f[c];
     if (a.virial_rows)
       for (int c = 0; c < 6; ++c) a.virial_rows[6 * static_cast<std::size_t>(i) + c] += v[c];

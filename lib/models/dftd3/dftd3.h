@@ -75,4 +75,7 @@ Tables load_tables(const ModelFile& file);
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device = Device::cpu);
 
+// dftd3_cuda.cu (builds with CUDA only): the model on device rows.
+std::unique_ptr<Model> make_cuda_model(ModelInfo info, Tables tables);
+
 }  // namespace distspec::models::dftd3

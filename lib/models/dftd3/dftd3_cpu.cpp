@@ -6,56 +6,14 @@
 #include "distspec/error.h"
 #include "distspec/util/threads.h"
 #include "models/dftd3/dftd3.h"
+#include "models/dftd3/dftd3_math.h"
 #include "models/edge_kernel.h"
 #include "models/model_file.h"
 
 namespace distspec::models::dftd3 {
 namespace {
 
-constexpr double kCountingSteepness = 16.0;  // k1 of the coordination number
-constexpr double kWeightWidth = 4.0;         // k3 of the C6 weights
 constexpr char kName[] = "dftd3";
-// ln(1e-99): the sum of a pair's weights below which dftd3's program takes the nearest references.
-const double kLogFallbackSum = std::log(1e-99);
-
-// The counting function c(r) = 1 / (1 + exp(-k1 (rcov / r - 1))) and dc/dr.
-struct Count {
-  double value, slope;
-};
-inline Count count(double rcov, double r) {
-  const double e = std::exp(-kCountingSteepness * (rcov / r - 1.0));
-  const double c = 1.0 / (1.0 + e);
-  return {c, -kCountingSteepness * rcov * e * c * c / (r * r)};
-}
-
-// The pair energy per unit C6, g(r) = e / C6 (C8 and, for rational damping, R0 scale with C6),
-// and dg/dr.
-struct PairTerm {
-  double g, slope;
-};
-inline PairTerm pair_term(const FunctionalParameters& p, const Tables::Pair& pair, double r) {
-  const double r2 = r * r, r6 = r2 * r2 * r2, r8 = r6 * r2;
-  const double q = pair.c8_over_c6;
-  if (p.damping == Damping::bj || p.damping == Damping::bjm) {
-    const double R2 = pair.r0 * pair.r0, R6 = R2 * R2 * R2, R8 = R6 * R2;
-    const double d6 = 1.0 / (r6 + R6), d8 = 1.0 / (r8 + R8);
-    const double g = -(p.s6 * d6 + p.s8 * q * d8);
-    const double slope = p.s6 * 6.0 * r6 / r * d6 * d6 + p.s8 * q * 8.0 * r8 / r * d8 * d8;
-    return {g, slope};
-  }
-  // Zero damping f_n = 1 / (1 + 6 t_n), t_n = x_n^-a_n; x_n = r / (rs_n r0) (+ beta r0 for zerom).
-  auto term = [&](double rs, double a, int n, double rn, double s) -> PairTerm {
-    const double x = r / (rs * pair.r0) + p.beta * pair.r0;
-    const double t = std::pow(x, -a);
-    const double f = 1.0 / (1.0 + 6.0 * t);
-    const double df = 6.0 * a * t * f * f / (x * rs * pair.r0);  // d f / d r
-    const double value = -s * f / rn;
-    return {value, -s * (df / rn - n * f / (rn * r))};
-  };
-  const PairTerm t6 = term(p.rs6, p.alpha, 6, r6, p.s6);
-  const PairTerm t8 = term(p.rs8, p.alpha + 2.0, 8, r8, p.s8 * q);
-  return {t6.g + t8.g, t6.slope + t8.slope};
-}
 
 // Adds 1/2 del (x) del fpair (the pair's half of the virial) to v.
 inline void add_half_virial(double* v, const double del[3], double fpair) {
@@ -125,8 +83,7 @@ class DFTD3Model final : public Model {
     });
   }
 
-  // w_a(CN) and dw_a/dCN per row. The exponents are shifted by the smallest, which cancels in
-  // the normalised weights, so that no weight underflows however far CN lies from the references.
+  // w_a(CN) and dw_a/dCN per row (dftd3_math.h), halo rows included.
   void weights() {
     const std::size_t n = edges_.n_rows;
     w_.assign(n * kMaxReferences, 0.0);
@@ -137,28 +94,9 @@ class DFTD3Model final : public Model {
       const int s = edges_.species[i];
       if (s < 0) continue;
       const Tables::Element& e = t_.elements[static_cast<std::size_t>(s)];
-      double d2[kMaxReferences], least = HUGE_VAL;
-      for (int a = 0; a < e.n_references; ++a) {
-        const double d = cn_[i] - e.cn[static_cast<std::size_t>(a)];
-        d2[a] = d * d;
-        least = std::min(least, d2[a]);
-      }
-      double g[kMaxReferences], dg[kMaxReferences], sum = 0.0, dsum = 0.0;
-      for (int a = 0; a < e.n_references; ++a) {
-        g[a] = std::exp(-kWeightWidth * (d2[a] - least));
-        dg[a] = -2.0 * kWeightWidth * (cn_[i] - e.cn[static_cast<std::size_t>(a)]) * g[a];
-        sum += g[a];
-        dsum += dg[a];
-      }
-      double* w = &w_[i * kMaxReferences];
-      double* dw = &dw_[i * kMaxReferences];
-      for (int a = 0; a < e.n_references; ++a) {
-        w[a] = g[a] / sum;
-        dw[a] = (dg[a] * sum - g[a] * dsum) / (sum * sum);
-      }
-      // ln of the unshifted sum, and the nearest reference (the first of the least distance).
-      log_sum_[i] = std::log(sum) - kWeightWidth * least;
-      nearest_[i] = static_cast<int>(std::find(d2, d2 + e.n_references, least) - d2);
+      const RowWeights r = row_weights(cn_[i], e.cn.data(), e.n_references, &w_[i * kMaxReferences], &dw_[i * kMaxReferences]);
+      log_sum_[i] = r.log_sum;
+      nearest_[i] = r.nearest;
     }
   }
 
@@ -172,19 +110,8 @@ class DFTD3Model final : public Model {
     }
     const int na = t_.elements[static_cast<std::size_t>(edges_.species[i])].n_references;
     const int nb = t_.elements[static_cast<std::size_t>(edges_.species[j])].n_references;
-    const double* wi = &w_[ii * kMaxReferences];
-    const double* dwi = &dw_[ii * kMaxReferences];
-    const double* wj = &w_[jj * kMaxReferences];
-    double c6 = 0.0;
-    dc6 = 0.0;
-    for (int a = 0; a < na; ++a) {
-      const double* row = &pair.c6[static_cast<std::size_t>(a * kMaxReferences)];
-      double cw = 0.0;
-      for (int b = 0; b < nb; ++b) cw += row[b] * wj[b];
-      c6 += wi[a] * cw;
-      dc6 += dwi[a] * cw;
-    }
-    return c6;
+    return weighted_c6(pair.c6.data(), &w_[ii * kMaxReferences], &dw_[ii * kMaxReferences], &w_[jj * kMaxReferences], na,
+                       nb, dc6);
   }
 
   void pair_terms(int th, const OutputRequest& request, ModelOutputs& out) {
@@ -198,7 +125,7 @@ class DFTD3Model final : public Model {
       double dc6 = 0.0;
       const double c6 = pair_c6(i, j, pair, dc6);
       const double r = std::sqrt(rsq);
-      const PairTerm term = pair_term(t_.damping, pair, r);
+      const PairTerm term = pair_term(t_.damping, pair.r0, pair.c8_over_c6, r);
       const std::size_t ii = static_cast<std::size_t>(i);
       dedcn_[ii] += term.g * dc6;
       const double half_e = 0.5 * c6 * term.g;
@@ -254,8 +181,11 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   info.plain_input_rows = true;  // nvalchemi's spec promotes nothing: no op reads wrapped inputs
   Tables tables = load_tables(file);
   if (device == Device::cuda) {
-    throw Error(model_error_id::device, "", "architecture 'dftd3' runs on the cpu only",
-                "drop the pair_style's 'device cuda' for this model", file.path);
+#ifdef DISTSPEC_WITH_CUDA
+    return make_cuda_model(std::move(info), std::move(tables));
+#else
+    throw_no_cuda("dftd3");
+#endif
   }
   return std::make_unique<DFTD3Model>(std::move(info), std::move(tables));
 }
