@@ -8,7 +8,8 @@
 #   bench/pme_scaling/run.sh LMP PLUGIN [OUT_DIR]
 # LMP: a LAMMPS with KSPACE (pppm) the plugin was built against; FFTW3 in the plugin for PME on
 # the CPU. Environment: BENCH_CELLS (32: 262 144 ions), BENCH_RANKS ("1 2 4 8 16"), BENCH_STEPS
-# (5), BENCH_TIMEOUT (300 s per run); mpirun from PATH.
+# (5), BENCH_TIMEOUT (300 s per run), DISTSPEC_PYTHON (python3; with matplotlib for the plot);
+# mpirun from PATH.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -29,4 +30,4 @@ for ranks in ${BENCH_RANKS:-1 2 4 8 16}; do
       echo "bench: $long on $ranks ranks did not finish" >&2
   done
 done
-python3 "$here/report.py" "$out" "$out/pme_scaling.png" | tee "$out/table.md"
+"${DISTSPEC_PYTHON:-python3}" "$here/report.py" "$out" "$out/pme_scaling.png" | tee "$out/table.md"
