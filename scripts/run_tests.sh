@@ -33,7 +33,7 @@ stage "fuzz smoke runs of the spec and model-file readers"
 
 status=0
 # The plugin and integration tests under ASan + UBSan (LAMMPS 2025): about 10 minutes to build
-# cold and 5 to run on 2 cores. DISTSPEC_SANITIZE_INTEGRATION=0 skips it.
+# cold and 6 to run on 2 cores (the integration suite on 2 ranks, the fault matrix on 1, 2, 4). DISTSPEC_SANITIZE_INTEGRATION=0 skips it.
 # shellcheck source=/dev/null
 source "${DISTSPEC_CACHE:-$HOME/.cache/distspec}/env.sh"
 if [ "${DISTSPEC_SANITIZE_INTEGRATION:-1}" != 0 ] && [ -n "${DISTSPEC_LAMMPS_2025:-}" ]; then
