@@ -30,10 +30,8 @@ fi
 echo "gpu_build: LAMMPS in $(( $(date +%s) - start )) s" >&2
 
 plugin=$build/plugin
-fftw=()
-[ -f "$bundle/fftw/include/fftw3.h" ] &&
-  fftw=(-DDISTSPEC_FFTW_INCLUDE_DIR="$bundle/fftw/include" -DDISTSPEC_FFTW_LIBRARY="$bundle/fftw/lib/libfftw3.so")
-cmake -S "$root" -B "$plugin" -G Ninja -DCMAKE_BUILD_TYPE=Release "${fftw[@]}" \
+bundle_fftw_args "$bundle"
+cmake -S "$root" -B "$plugin" -G Ninja -DCMAKE_BUILD_TYPE=Release "${FFTW_ARGS[@]}" \
   -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
   -Dnlohmann_json_DIR="$bundle/json/share/cmake/nlohmann_json" \
   -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-$(command -v python3)}" -DDISTSPEC_ENABLE_CUDA=ON -DDISTSPEC_ENABLE_TORCH="${DISTSPEC_GPU_TORCH:-ON}" \

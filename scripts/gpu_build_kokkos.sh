@@ -95,10 +95,8 @@ plugin=$build/plugin
 torch=${DISTSPEC_GPU_TORCH:-OFF} python=
 [ "$torch" = ON ] && python=${DISTSPEC_PYTHON:-$(command -v python3)}
 # The bundle's FFTW3: the PME model's CPU FFTs, for the checks of PME on the GPU against the CPU.
-fftw=()
-[ -f "$bundle/fftw/include/fftw3.h" ] &&
-  fftw=(-DDISTSPEC_FFTW_INCLUDE_DIR="$bundle/fftw/include" -DDISTSPEC_FFTW_LIBRARY="$bundle/fftw/lib/libfftw3.so")
-run_logged "$build/plugin-configure.log" cmake -S "$root" -B "$plugin" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${fftw[@]}" \
+bundle_fftw_args "$bundle"
+run_logged "$build/plugin-configure.log" cmake -S "$root" -B "$plugin" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${FFTW_ARGS[@]}" \
   -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
   -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DCMAKE_PREFIX_PATH="$gtest" \
   -Dnlohmann_json_DIR="$bundle/json/share/cmake/nlohmann_json" \

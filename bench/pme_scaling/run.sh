@@ -20,12 +20,14 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="$(dirname "$plugin")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=1
 { echo "$(nproc --all) cores ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo))"; } > "$out/machine.txt"
+# The model by a path relative to the run folder: LAMMPS' logs echo it, and name no path of this machine.
+ln -sfn "$repo/potentials" "$out/potentials"
 n=${BENCH_CELLS:-32}
 for ranks in ${BENCH_RANKS:-1 2 4 8 16}; do
   for long in pme pppm; do
     echo "bench: $long on $ranks ranks, $((8 * n * n * n)) ions" >&2
     (cd "$out" && timeout "${BENCH_TIMEOUT:-300}" mpirun --oversubscribe --bind-to core -np "$ranks" "$lmp" -in "$here/in.pme_scaling" \
-      -log "log.$long.$ranks" -screen none -var plugin "$(basename "$plugin")" -var model "$repo/potentials/nacl_pme.json" \
+      -log "log.$long.$ranks" -screen none -var plugin "$(basename "$plugin")" -var model potentials/nacl_pme.json \
       -var long "$long" -var n "$n" -var steps "${BENCH_STEPS:-5}" > /dev/null 2>&1) ||
       echo "bench: $long on $ranks ranks did not finish" >&2
   done

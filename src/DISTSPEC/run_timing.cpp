@@ -130,12 +130,12 @@ void RunTiming::report_ops(LAMMPS *lmp, const std::string &style, long steps, di
 {
   const auto &ops = dispatcher.op_timing();
   std::vector<double> local;
+  std::vector<std::uint64_t> calls;
   for (const auto &op : ops) {
     local.push_back(op.second.kernel_seconds);
     local.push_back(op.second.adapter_seconds);
+    calls.push_back(op.second.calls);
   }
-  std::vector<std::uint64_t> calls;
-  for (const auto &op : ops) calls.push_back(op.second.calls);
   dispatcher.reset_op_timing();
   const int n = static_cast<int>(local.size());
   if (n == 0) return;

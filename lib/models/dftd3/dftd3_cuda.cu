@@ -48,7 +48,8 @@ struct View {
   __device__ int pair(int a, int b) const { return a * n_species + b; }
 };
 
-// CN_i += sum over edges j -> i within the CN cutoff of the counting function (no forces).
+// CN_i += sum over edges j -> i within the CN cutoff of the counting function (no forces: the
+// shared pair kernel then adds zeros to the receiver's energy and forces, one row write each).
 struct CoordinationPair {
   static constexpr bool kRowScalar = true;
   View v;
@@ -121,15 +122,14 @@ void launch_pairs(const char* label, const PairTallyArgs& a, const Pair& pair, d
 
 class DFTD3CudaModel final : public Model {
  public:
-  DFTD3CudaModel(ModelInfo info, Tables tables) : info_(std::move(info)), t_(std::move(tables)) {
-    const int ns = t_.n_species();
+  DFTD3CudaModel(ModelInfo info, const Tables& t) : info_(std::move(info)), n_species_(t.n_species()) {
     std::vector<int> n_references;
     std::vector<double> ref_cn, rcov, r0, q, c6;
-    for (const Tables::Element& e : t_.elements) {
+    for (const Tables::Element& e : t.elements) {
       n_references.push_back(e.n_references);
       ref_cn.insert(ref_cn.end(), e.cn.begin(), e.cn.end());
     }
-    for (const Tables::Pair& p : t_.pairs) {
+    for (const Tables::Pair& p : t.pairs) {
       rcov.push_back(p.rcov);
       r0.push_back(p.r0);
       q.push_back(p.c8_over_c6);
@@ -141,12 +141,12 @@ class DFTD3CudaModel final : public Model {
     pair_r0_.upload(r0);
     pair_q_.upload(q);
     pair_c6_.upload(c6);
-    view_.damping = t_.damping;
+    view_.damping = t.damping;
     view_.damping.name = nullptr;  // a host string: kernels read the numbers only
-    view_.cutsq = t_.cutoff * t_.cutoff;
-    view_.cn_cutsq = t_.cn_cutoff * t_.cn_cutoff;
-    view_.n_species = ns;
-    view_.nearest_reference_fallback = t_.nearest_reference_fallback;
+    view_.cutsq = t.cutoff * t.cutoff;
+    view_.cn_cutsq = t.cn_cutoff * t.cn_cutoff;
+    view_.n_species = n_species_;
+    view_.nearest_reference_fallback = t.nearest_reference_fallback;
     view_.n_references = n_references_.data();
     view_.ref_cn = ref_cn_.data();
     view_.pair_rcov = pair_rcov_.data();
@@ -167,7 +167,7 @@ class DFTD3CudaModel final : public Model {
                                                    edge_list_name(graph.edge_list));
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
     out.reset(n, request, request.rows_on_device);
-    graph_.upload(graph, t_.n_species(), "dftd3", kOpArgsHint);
+    graph_.upload(graph, n_species_, "dftd3", kOpArgsHint);
     energy_.resize(n);
     forces_.resize(3 * n);
     virial_.resize(6);
@@ -178,8 +178,8 @@ class DFTD3CudaModel final : public Model {
     dw_.resize(n * kMaxReferences);
     log_sum_.resize(n);
     nearest_.resize(n);
-    for (auto* a : {&energy_, &forces_, &virial_, &virial_rows_, &cn_, &dedcn_, &w_, &dw_, &log_sum_}) a->zero();
-    nearest_.zero();
+    // Added into: the outputs, CN and dE/dCN. The weights are written for every row a kernel reads.
+    for (auto* a : {&energy_, &forces_, &virial_, &virial_rows_, &cn_, &dedcn_}) a->zero();
     const std::vector<TensorRef> args = graph_.edge_args();
     PairTallyArgs a = unpack_device_edge_args("dftd3", args);
     a.energy = energy_.data();
@@ -229,7 +229,7 @@ class DFTD3CudaModel final : public Model {
 
  private:
   ModelInfo info_;
-  Tables t_;
+  int n_species_ = 0;
   View view_;
   DeviceArray<int> n_references_;
   DeviceArray<double> ref_cn_, pair_rcov_, pair_r0_, pair_q_, pair_c6_;
@@ -242,7 +242,7 @@ class DFTD3CudaModel final : public Model {
 }  // namespace
 
 std::unique_ptr<Model> make_cuda_model(ModelInfo info, Tables tables) {
-  return std::make_unique<DFTD3CudaModel>(std::move(info), std::move(tables));
+  return std::make_unique<DFTD3CudaModel>(std::move(info), tables);
 }
 
 }  // namespace distspec::models::dftd3
