@@ -3,7 +3,7 @@
 # plugin there, against that machine's own LibTorch and CUDA (scripts/gpu_build.sh): the LAMMPS
 # 4 Feb 2025 source from Debian's orig tarball, trimmed to the core and the packages the build
 # enables (about 3 MB), Debian's OpenMPI runtime and headers, nlohmann_json and FFTW3.
-#   scripts/pack_gpu_source.sh [--sevenn] [--kokkos] [OUT_DIR]     default build-gpu-src
+#   scripts/pack_gpu_source.sh [--sevenn] [--kokkos] [--torch-fixtures DIR] [OUT_DIR]   default build-gpu-src
 #     --sevenn  also what bench/sevennet_gpu/run.sh needs there beside that machine's torch:
 #               sevenn with SevenNet-0's checkpoint only, ase, e3nn and braceexpand (which
 #               sevenn's calculator imports and the GPU machine's torch environment lacks) from the
@@ -14,14 +14,22 @@
 #               Kokkos 3.4.01 (packages/kokkos of bookworm's trilinos) and Debian's GoogleTest
 #               source, for the integration tests. About 30 MB; with --sevenn too (the torch
 #               kk_gpu cases and bench/torch_kk_gpu), about 50 MB.
+#     --torch-fixtures DIR
+#               also the TorchScript fixtures the kk_gpu cases of unittest/torch/cases run (MACE,
+#               NequIP, Allegro, AIMNet2, the toy MPNN), from the test command's fixtures folder DIR
+#               (build/torch-fixtures): their model files, specs, graphs, reference files and data
+#               files (OUT_DIR/fixtures, about 2 MB). A TorchScript graph's devices follow its
+#               positions and the GPU machine's older LibTorch reads it, so these need no export
+#               there (the machine's torch has none of these models' packages).
 # Carry OUT_DIR and run `scripts/gpu_build.sh OUT_DIR BUILD_DIR` (or gpu_build_kokkos.sh) there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-sevenn=0 kokkos=0
+sevenn=0 kokkos=0 fixtures=
 while [ $# -gt 0 ]; do
   case "$1" in
     --sevenn) sevenn=1; shift ;;
     --kokkos) kokkos=1; shift ;;
+    --torch-fixtures) fixtures=$(realpath "${2:?--torch-fixtures needs the fixtures folder}"); shift 2 ;;
     *) break ;;
   esac
 done
@@ -84,5 +92,31 @@ if [ $sevenn = 1 ]; then
   rm -rf "$out/site/sevenn/pair_e3gnn" "$out"/site/sevenn/pair_d3*.so "$out/site/ase/test" "$out/site/ase/gui"
   find "$out/site" -name __pycache__ -prune -exec rm -rf {} +
   "$DISTSPEC_PYTHON" "$root/bench/sevennet_gpu/specs.py" "$out/specs" >/dev/null
+fi
+if [ -n "$fixtures" ]; then
+  python3 - "$root/unittest/torch/cases" "$fixtures" "$out/fixtures" <<'PY'
+import json, re, shutil, sys
+from pathlib import Path
+cases, src, dst = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+dst.mkdir(parents=True, exist_ok=True)
+files, missing = set(), []
+for case in sorted(cases.glob("*kk_gpu.json")):
+    named = set(re.findall(r"\$\{torch_fixtures\}/([A-Za-z0-9_.]+)", case.read_text()))
+    models = [n for n in named if n.endswith(".json") and not n.startswith("ref_")]
+    params = {m: json.loads((src / m).read_text()).get("parameters", {}) for m in models if (src / m).is_file()}
+    # Only cases whose every model is TorchScript of calling convention 1: the others' graphs are
+    # exported on the GPU machine (scripts/gpu_torch_fixtures.sh).
+    if len(params) != len(models) or any(p.get("format") != "torchscript" or p.get("contract") != 1
+                                         for p in params.values()):
+        continue
+    for m, p in params.items():
+        named |= {p["graph"], json.loads((src / m).read_text())["spec"]}
+    files |= named
+for name in sorted(files):
+    (shutil.copy2(src / name, dst / name) if (src / name).is_file() else missing.append(name))
+if missing:
+    sys.exit(f"pack_gpu_source: {', '.join(missing)} not in {src}: run the test command's torch fixtures first")
+print(f"pack_gpu_source: {len(files)} TorchScript fixture files in {dst}")
+PY
 fi
 du -sh "$out"

@@ -76,8 +76,9 @@ class ExportOptions:
         if self.device not in DEVICES:
             raise ExportError(f"device {self.device!r} must be one of {', '.join(DEVICES)}")
         if self.device != "cpu" and self.format != "aoti":
-            raise ExportError(f"--device {self.device}: TorchScript graphs run on the cpu here; export an "
-                              "AOTInductor package")
+            raise ExportError(f"--device {self.device}: a TorchScript graph is traced on the cpu and runs on every "
+                              "device (its devices follow the positions'); leave out --device, or export an "
+                              "AOTInductor package for this device")
         if self.device != "cpu" and self.check_export:
             raise ExportError(f"--device {self.device}: the check runs the graph on the cpu; pass --no-check, and "
                               "compare the run on the device against a cpu export (bench/sevennet_gpu)")

@@ -242,10 +242,47 @@ def compile_aoti(ep: torch.export.ExportedProgram, path: str, metadata: dict[str
     return time.perf_counter() - t0
 
 
+def follow_positions_device(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """The same graph with every device the trace fixed (`zeros(..., device=cpu)`, `arange`,
+    `_to_copy`) replaced by the device of the `positions` input, so that one TorchScript file
+    runs wherever its inputs are: on the cpu, and on a GPU once LibTorch moves its constants there."""
+    graph = gm.graph
+    positions = next(n for n in graph.nodes if n.op == "placeholder")
+    with graph.inserting_after(positions):
+        device = graph.call_function(getattr, (positions, "device"))
+
+    def follow(value):
+        return device if isinstance(value, torch.device) else value
+
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node is device:
+            continue
+        node.args = tuple(follow(a) for a in node.args)
+        node.kwargs = {k: follow(v) for k, v in node.kwargs.items()}
+    if not device.users:
+        graph.erase_node(device)
+    gm.recompile()
+    return gm
+
+
+def require(condition: torch.Tensor, message: str = "a check of the exported graph failed") -> None:
+    """A model's `torch._assert_async` in TorchScript, which drops that op as unused: the graph
+    raises `message` (an AIMNet2 neighbour matrix too narrow), on either device."""
+    if not bool(condition):
+        raise RuntimeError(message)
+
+
+ASSERTS = (torch.ops.aten._assert_async.msg, torch.ops.aten._assert_async.default)
+
+
 def scriptable(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """The same graph with op overloads replaced by their packets, which TorchScript resolves."""
+    """The same graph with op overloads replaced by their packets, which TorchScript resolves, its
+    devices those of its inputs, and its checks kept."""
+    follow_positions_device(gm)
     for node in gm.graph.nodes:
-        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+        if node.op == "call_function" and node.target in ASSERTS:
+            node.target = require
+        elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
             if node.target is torch.ops.aten.sym_size.int:
                 node.target = torch.ops.aten.size
             else:

@@ -37,7 +37,9 @@ The `aimnet` set (`--set aimnet`; DISTSPEC_PYTHON's environment, with aimnet):
 
   aimnet_P3.{pt2,json,spec.json}       a 3-pass AIMNet2 with random weights, fp64, AOTInductor,
                                        its spec nvalchemi's AIMNet2 halo spec, atomic numbers sharded
-  ref_aimnet_P3.json                   AIMNet2's own periodic evaluation (aimnet_model.py)
+  aimnet_P3_ts.{pt,json,spec.json}     the same model as TorchScript, which runs on either device
+                                       (the GPU machine's kk_gpu cases run it from here)
+  ref_aimnet_P3.json, ref_aimnet_P3_ts.json   AIMNet2's own periodic evaluation (aimnet_model.py)
   molecules.data                       108 atoms of 27 small H/C/N/O molecules in a 9.9 A box
   fixtures_aimnet.json                 elements H C N O, cutoff 4.0, units metal
 
@@ -107,7 +109,7 @@ SETS = {  # set: {name: (layers, format)}
     "toy": {"toy_mpnn_L2": (2, "aoti"), "toy_mpnn_L4": (4, "aoti"), "toy_mpnn_L2_ts": (2, "torchscript")},
     "mace": {"mace_L2": (2, "aoti"), "mace_heads_L2": (2, "torchscript")},
     "twin": {"native_mpnn_L2": (2, "aoti"), "native_mpnn_L2_ts": (2, "torchscript")},
-    "aimnet": {"aimnet_P3": (3, "aoti")},
+    "aimnet": {"aimnet_P3": (3, "aoti"), "aimnet_P3_ts": (3, "torchscript")},
     "sevennet": {"7net0": (5, "aoti"), "7net_l3i5": (5, "torchscript"), "7net_mf0_pbe": (5, "torchscript")},
     "nequip": {"nequip_L3": (3, "torchscript"), "nequip_allegro": (1, "torchscript")},
 }

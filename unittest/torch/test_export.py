@@ -60,6 +60,21 @@ def relative(a, b) -> float:
     return float((a - b).abs().max()) / max(1.0, float(b.abs().max()))
 
 
+def fixed_devices(graph) -> set[str]:
+    """The devices a TorchScript graph names as constants, nested blocks and calls included."""
+    import torch  # noqa: PLC0415
+
+    graph = graph.copy()
+    torch._C._jit_pass_inline(graph)
+    found, blocks = set(), [graph.block()]
+    while blocks:
+        for node in blocks.pop().nodes():
+            if node.kind() == "prim::Constant" and node.output().type().kind() == "DeviceObjType":
+                found.add(node.s("value"))
+            blocks.extend(node.blocks())
+    return found
+
+
 def check_files(fixtures: Path, name: str, entry: dict, manifest: dict) -> list[str]:
     """What is wrong with the model file, spec and graph metadata (empty: nothing)."""
     import torch  # noqa: PLC0415
@@ -88,8 +103,13 @@ def check_files(fixtures: Path, name: str, entry: dict, manifest: dict) -> list[
         meta = {"distspec.contract": "", "distspec.json": ""}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            torch.jit.load(str(graph), _extra_files=meta)
+            script = torch.jit.load(str(graph), _extra_files=meta)
         meta = {k: v.decode() if isinstance(v, bytes) else v for k, v in meta.items()}
+        # One file for every device: the trace's devices follow the positions (the plugin refuses
+        # a graph that fixes another device than the run's).
+        fixed = sorted(fixed_devices(script.forward.graph))
+        if fixed:
+            problems.append(f"graph {graph.name} fixes its tensors to {', '.join(fixed)}")
     if meta.get("distspec.contract") != str(trace.CONTRACT):
         problems.append(f"graph metadata distspec.contract {meta.get('distspec.contract')!r}")
     contract = json.loads(meta.get("distspec.json", "{}"))

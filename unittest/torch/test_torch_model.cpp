@@ -365,6 +365,25 @@ TEST(TorchModelErrors, AGraphThatRejectsItsInputs) {
   EXPECT_EQ(e.hint().find("check that the model file's precision and device match the graph"), 0u) << e.hint();
 }
 
+// A check the graph makes (distspec-export keeps a model's torch._assert_async as a raise)
+// reports the graph's own words, not the header of TorchScript's interpreter above them.
+TEST(TorchModelErrors, ACheckTheGraphRaises) {
+  const fs::path dir = scratch();
+  torch::jit::Module m("Checked");
+  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
+           "    assert positions.size(0) <= 3, 'an atom has more neighbours than the graph takes'\n"
+           "    return (positions * positions).sum(1)\n");
+  m.save((dir / "checked.pt").string());
+  const fs::path file = write_model_file(dir, parameters("checked.pt"));
+  const Error e = error_of([&] { models::make_model(read(file)); });
+  EXPECT_EQ(e.file(), file.string());
+  const std::string failed = "graph " + (dir / "checked.pt").string() + " failed: ";
+  EXPECT_EQ(e.message().find(failed), 0u) << e.message();
+  EXPECT_EQ(e.message().find("an atom has more neighbours than the graph takes"),
+            e.message().size() - std::string("an atom has more neighbours than the graph takes").size())
+      << e.message();
+}
+
 // The routing a graph hands an op is checked; the op's own message comes through TorchScript's
 // interpreter as the op raised it, with the model file.
 TEST(TorchModelErrors, AnOpsOwnErrorNamesTheModelFile) {
@@ -410,9 +429,26 @@ TEST(TorchModelErrors, PrecisionAndDeviceTheGraphWasNotMadeFor) {
   const Error e = error_of([&] { models::make_model(fp32); });
   EXPECT_EQ(e.pointer(), "/parameters/precision");
   EXPECT_EQ(e.message(), "the graph was exported in fp64, but precision fp32 was requested");
+}
+
+// distspec-export's TorchScript takes its devices from the positions, so one file runs on
+// either device; a graph whose trace fixed the cpu (an older export) is refused for cuda when
+// it loads, not in the first step.
+TEST(TorchModelErrors, AGraphFixedToTheCpuAskedForCuda) {
+  const fs::path dir = scratch();
+  torch::jit::Module m("FixedToTheCpu");
+  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
+           "    zero = torch.zeros([1], dtype=positions.dtype, device=torch.device('cpu'))\n"
+           "    return (positions * positions).sum(1) + zero\n");
+  m.save((dir / "fixed.pt").string());
+  const fs::path file = write_model_file(dir, parameters("fixed.pt"));
+  EXPECT_NO_THROW(models::make_model(read(file), Device::cpu));
   const Error cuda = error_of([&] { models::make_model(read(file), Device::cuda); });
   EXPECT_EQ(cuda.id(), "model.device");
-  EXPECT_EQ(cuda.message(), "TorchScript graphs run on the cpu here; this run asks for cuda");
+  EXPECT_EQ(cuda.pointer(), "/parameters/graph");
+  EXPECT_EQ(cuda.message(), "graph " + (dir / "fixed.pt").string() + " fixes its tensors to cpu, this run asks for cuda");
+  EXPECT_EQ(cuda.hint(), "run with 'device cpu', or export the model again with this distspec-export: its TorchScript "
+                         "runs on every device");
 }
 
 // The binding rules see the graph's ops: a spec that adapts an op it never calls was written for

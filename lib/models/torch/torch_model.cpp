@@ -315,22 +315,14 @@ class TorchModel final : public Model {
                   kExportHint);
   }
 
+  // A TorchScript graph runs on the run's device: loaded on the cpu, checked for a device its
+  // trace fixed, then moved.
   void load_torchscript(std::set<std::string>& ops) {
-    if (device_ != Device::cpu)
-      throw Error(model_error_id::device, "/parameters/graph",
-                  "TorchScript graphs run on the cpu here; this run asks for " + std::string(device_name(device_)),
-                  "run with 'device cpu', or export an AOTInductor package (.pt2) for cuda");
     // TorchScript resolves every op when the module loads.
     if (params_.accelerator)
       require_accelerator(*params_.accelerator, std::string(params_.accelerator->op_namespace) + "::*", params_.graph,
                           "/parameters/accelerator");
-    try {
-      script_ = torch::jit::load(params_.graph, c10::Device(c10::kCPU));
-    } catch (const std::exception& e) {
-      static const std::regex missing("Unknown builtin op: ([A-Za-z0-9_]+::[A-Za-z0-9_]+)");
-      throw load_error("cannot be loaded as TorchScript", e, missing);
-    }
-    script_->eval();
+    load_script(c10::Device(c10::kCPU));
     const c10::FunctionSchema& schema = script_->get_method("forward").function().getSchema();
     const std::size_t inputs = schema.arguments().size() - 1;  // less self
     const c10::TypePtr returns = schema.returns().size() == 1 ? schema.returns()[0].type() : nullptr;
@@ -351,12 +343,38 @@ class TorchModel final : public Model {
       torch::jit::Block* block = blocks.back();
       blocks.pop_back();
       for (torch::jit::Node* node : block->nodes()) {
+        if (node->kind() == c10::prim::Constant && node->output()->type()->kind() == c10::TypeKind::DeviceObjType)
+          require_device(c10::Device(node->s(c10::attr::value)));
         if (accelerate(node->kind().toQualString())) continue;
         keep_halo_op(node->kind().toQualString(), ops);
         for (torch::jit::Block* inner : node->blocks()) blocks.push_back(inner);
       }
     }
     ops_known_ = true;
+    // Loaded again onto the device: the trace's weights are plain attributes, which only
+    // the loader's map location moves (Module::to moves parameters and buffers).
+    if (device_ != Device::cpu) load_script(torch_device(device_));
+  }
+
+  void load_script(const c10::Device& where) {
+    try {
+      script_ = torch::jit::load(params_.graph, where);
+    } catch (const std::exception& e) {
+      static const std::regex missing("Unknown builtin op: ([A-Za-z0-9_]+::[A-Za-z0-9_]+)");
+      throw load_error("cannot be loaded as TorchScript", e, missing);
+    }
+    script_->eval();
+  }
+
+  // A device the graph names as a constant (a trace that fixed its device: distspec-export
+  // before TorchScript devices followed the positions) must be the run's.
+  void require_device(const c10::Device& fixed) const {
+    if (fixed.type() == (device_ == Device::cuda ? c10::kCUDA : c10::kCPU)) return;
+    throw Error(model_error_id::device, "/parameters/graph",
+                "graph " + params_.graph + " fixes its tensors to " + fixed.str() + ", this run asks for " +
+                    device_name(device_),
+                "run with 'device " + std::string(c10::DeviceTypeName(fixed.type(), true)) +
+                    "', or export the model again with this distspec-export: its TorchScript runs on every device");
   }
 
   // An op of an accelerator: its library loaded (or the reason it cannot be), the op kept for

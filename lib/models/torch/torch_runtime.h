@@ -40,7 +40,16 @@ inline void wait_for_torch(c10::Device device) {
 }
 
 // The first line of a torch error names the failure; frames and C++ traces follow it.
-inline std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+inline std::string first_line(const std::string& text) {
+  // An error a TorchScript graph raised comes below the interpreter's header and frame dump.
+  static const std::string relayed = "The following operation failed in the TorchScript interpreter";
+  if (text.compare(0, relayed.size(), relayed) == 0) {
+    const std::size_t end = text.find_last_not_of("\n ");
+    const std::size_t start = text.rfind('\n', end);
+    if (end != std::string::npos && start != std::string::npos) return text.substr(start + 1, end - start);
+  }
+  return text.substr(0, text.find('\n'));
+}
 
 // Whether a failed graph call ran out of device memory: TorchScript says so below its first
 // line, and an AOTInductor package reports its failed allocation (aoti_torch_empty_strided).
