@@ -6,6 +6,10 @@
 # `device cuda` numbers (pe, press, 9 force components) to 1e-10 relative (against
 # max(|cpu|, |cuda|, 1e-6)). Exit 1 on a mismatch or a missing model.
 #   LMP=path/to/lmp DISTSPEC_PLUGIN=path/to/libdistspec.so scripts/gpu_check.sh [LOG]
+# DISTSPEC_GPU_CHECK_RANKS=N runs each input on N ranks sharing the GPU (mpirun, gpu_share yes):
+# both devices then see the same decomposition, and the GPU's exchanges (rows packed on the GPU
+# for swaps with other ranks, swaps with the rank itself copied in place on the GPU) are held to
+# the CPU's.
 # LOG (default gpu_check.log) and, beside it, LOG's name with _ewald, _eam_fs and _dftd3 for the others.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,10 +23,12 @@ export LD_LIBRARY_PATH="$(cd "$(dirname "$plugin")" && pwd)${LD_LIBRARY_PATH:+:$
 ewald_log=${log%.log}_ewald.log
 fs_log=${log%.log}_eam_fs.log
 d3_log=${log%.log}_dftd3.log
+ranks=${DISTSPEC_GPU_CHECK_RANKS:-1} launch=() share=no
+[ "$ranks" -gt 1 ] && launch=(mpirun --oversubscribe -np "$ranks") share=yes
 for run in "in.gpu_check $log" "in.gpu_check_ewald $ewald_log" "in.gpu_check_eam_fs $fs_log" "in.gpu_check_dftd3 $d3_log"; do
   set -- $run
-  if ! "$lmp" -in "$1" -var plugin "$(basename "$plugin")" -var pot ../../potentials \
-      -var cases ../../unittest/integration/cases/models -log "$2" -screen none; then
+  if ! "${launch[@]}" "$lmp" -in "$1" -var plugin "$(basename "$plugin")" -var pot ../../potentials \
+      -var cases ../../unittest/integration/cases/models -var gpu_share "$share" -log "$2" -screen none; then
     grep -B2 -A2 "ERROR" "$2" || tail -20 "$2"
     echo "FAIL: LAMMPS stopped on $1 (log $2)"
     exit 1

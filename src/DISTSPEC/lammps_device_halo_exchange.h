@@ -4,8 +4,10 @@
    CUDA kernels (distspec::DeviceRowPacker), so only the rows LAMMPS sends cross PCIe. On one
    rank every halo row is a periodic image of an owned atom, and LAMMPS' swaps reduce to an
    index map (atom->map of each ghost's ID), applied on the GPU (DeviceIndexedHaloExchange):
-   no row leaves the device. Blocks in host memory (the style's own per-atom folds) go the host
-   way. Built with CUDA only.
+   no row leaves the device. On more ranks, the swaps a rank makes with itself (the periodic
+   images along an axis the processor grid does not divide) are copied in place on the GPU, and
+   only the rows of swaps with other ranks cross PCIe. Blocks in host memory (the style's own
+   per-atom folds) go the host way. Built with CUDA only.
 ------------------------------------------------------------------------- */
 
 #ifndef LMP_DISTSPEC_LAMMPS_DEVICE_HALO_EXCHANGE_H

@@ -5,6 +5,7 @@
 #include "lammps_halo_exchange.h"
 
 #include <algorithm>
+#include <utility>
 
 using namespace LAMMPS_NS;
 
@@ -48,14 +49,23 @@ void LammpsHaloExchange::all_reduce_sum(double *values, std::size_t n)
 
 /* ----------------------------------------------------------------------
    comm callbacks: forward copies owner rows into ghost rows, reverse sums ghost rows into
-   the rows they were copied from (which may themselves be ghosts of an earlier swap).
+   the rows they were copied from (which may themselves be ghosts of an earlier swap). A swap
+   with this rank itself copies in place, without the buffer (comm_brick_swaps.h).
 ------------------------------------------------------------------------- */
 
 int LammpsHaloExchange::pack_forward(int n, const int *list, double *buf)
 {
+  const std::size_t w = width_;
+  SelfSwap self;
+  if (self_swaps_.sending(list, self)) {
+    for (int i = 0; i < n; ++i)
+      std::copy_n(block_ + list[i] * w, w, block_ + (self.first + static_cast<std::size_t>(i)) * w);
+    skip_unpack_ = true;
+    return n * width_;
+  }
   int m = 0;
   for (int i = 0; i < n; ++i) {
-    const double *row = block_ + static_cast<std::size_t>(list[i]) * width_;
+    const double *row = block_ + static_cast<std::size_t>(list[i]) * w;
     for (int c = 0; c < width_; ++c) buf[m++] = row[c];
   }
   return m;
@@ -63,18 +73,31 @@ int LammpsHaloExchange::pack_forward(int n, const int *list, double *buf)
 
 void LammpsHaloExchange::unpack_forward(int n, int first, const double *buf)
 {
+  if (std::exchange(skip_unpack_, false)) return;
   std::copy(buf, buf + static_cast<std::size_t>(n) * width_, block_ + static_cast<std::size_t>(first) * width_);
 }
 
 int LammpsHaloExchange::pack_reverse(int n, int first, double *buf)
 {
-  const double *rows = block_ + static_cast<std::size_t>(first) * width_;
-  std::copy(rows, rows + static_cast<std::size_t>(n) * width_, buf);
+  const std::size_t w = width_;
+  SelfSwap self;
+  if (self_swaps_.receiving(first, n, self)) {
+    for (int i = 0; i < n; ++i) {
+      const double *from = block_ + (first + static_cast<std::size_t>(i)) * w;
+      double *to = block_ + self.list[i] * w;
+      for (std::size_t c = 0; c < w; ++c) to[c] += from[c];
+    }
+    skip_unpack_ = true;
+    return n * width_;
+  }
+  const double *rows = block_ + static_cast<std::size_t>(first) * w;
+  std::copy(rows, rows + static_cast<std::size_t>(n) * w, buf);
   return n * width_;
 }
 
 void LammpsHaloExchange::unpack_reverse(int n, const int *list, const double *buf)
 {
+  if (std::exchange(skip_unpack_, false)) return;
   int m = 0;
   for (int i = 0; i < n; ++i) {
     double *row = block_ + static_cast<std::size_t>(list[i]) * width_;

@@ -34,6 +34,8 @@ void LammpsHaloExchangeBase::check_width(int width) const
 void LammpsHaloExchangeBase::forward(distspec::Rows<double> rows)
 {
   bind(rows);
+  self_swaps_ = CommBrickSwaps(lmp_->comm);
+  skip_unpack_ = false;
   distspec_compat::forward_comm(lmp_->comm, pair_);
   unbind();
 }
@@ -41,6 +43,8 @@ void LammpsHaloExchangeBase::forward(distspec::Rows<double> rows)
 void LammpsHaloExchangeBase::reverse(distspec::Rows<double> rows)
 {
   bind(rows);
+  self_swaps_ = CommBrickSwaps(lmp_->comm);
+  skip_unpack_ = false;
   distspec_compat::reverse_comm(lmp_->comm, pair_);
   unbind();
   zero_halo_rows(rows);

@@ -11,6 +11,8 @@
 #ifndef LMP_DISTSPEC_LAMMPS_HALO_EXCHANGE_BASE_H
 #define LMP_DISTSPEC_LAMMPS_HALO_EXCHANGE_BASE_H
 
+#include "comm_brick_swaps.h"
+
 #include "distspec/halo/halo_exchange.h"
 
 #include <cstddef>
@@ -57,6 +59,12 @@ class LammpsHaloExchangeBase : public distspec::HaloExchange {
   void check_width(int width) const;
   // In place over this run's ranks; values in host memory.
   void all_reduce_host(double *values, std::size_t n) const;
+
+  // The swaps this rank makes with itself in the comm call under way (forward() and reverse()
+  // read them when they start): a derived exchange copies those rows in place in pack, and
+  // the unpack that follows finds nothing to do (skip_unpack_).
+  CommBrickSwaps self_swaps_;
+  bool skip_unpack_ = false;
 
   LAMMPS *lmp_;
   Pair *pair_;

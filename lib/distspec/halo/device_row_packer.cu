@@ -65,12 +65,17 @@ T* DeviceRowPacker::grow(T*& data, std::size_t& capacity, std::size_t n) {
   return data;
 }
 
+const int* DeviceRowPacker::upload(const int* list, int n) {
+  int* d_list = grow(list_, list_capacity_, static_cast<std::size_t>(n));
+  check(cudaMemcpy(d_list, list, n * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy (row list)");
+  return d_list;
+}
+
 void DeviceRowPacker::pack(const double* rows, int width, const int* list, int n, double* buf) {
   if (n <= 0) return;
   const std::size_t values = static_cast<std::size_t>(n) * width;
-  int* d_list = grow(list_, list_capacity_, static_cast<std::size_t>(n));
+  const int* d_list = upload(list, n);
   double* d_message = grow(message_, message_capacity_, values);
-  check(cudaMemcpy(d_list, list, n * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy (send list)");
   gather_rows<<<blocks_for(values), 256>>>(rows, width, d_list, n, d_message);
   check(cudaGetLastError(), "gather_rows");
   check(cudaMemcpy(buf, d_message, values * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy (packed rows)");
@@ -93,12 +98,27 @@ void DeviceRowPacker::pack_range(const double* rows, int first, int n, int width
 void DeviceRowPacker::unpack_add(const double* buf, const int* list, int n, int width, double* rows) {
   if (n <= 0) return;
   const std::size_t values = static_cast<std::size_t>(n) * width;
-  int* d_list = grow(list_, list_capacity_, static_cast<std::size_t>(n));
+  const int* d_list = upload(list, n);
   double* d_message = grow(message_, message_capacity_, values);
-  check(cudaMemcpy(d_list, list, n * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy (receive list)");
   check(cudaMemcpy(d_message, buf, values * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (partials)");
   add_rows<<<blocks_for(values), 256>>>(d_message, d_list, n, width, rows);
   check(cudaGetLastError(), "add_rows");
+}
+
+void DeviceRowPacker::copy_rows(double* rows, int width, const int* list, int n, int first) {
+  if (n <= 0) return;
+  const std::size_t values = static_cast<std::size_t>(n) * width;
+  const int* d_list = upload(list, n);
+  gather_rows<<<blocks_for(values), 256>>>(rows, width, d_list, n, rows + static_cast<std::size_t>(first) * width);
+  check(cudaGetLastError(), "gather_rows (self swap)");
+}
+
+void DeviceRowPacker::add_rows_back(double* rows, int width, const int* list, int n, int first) {
+  if (n <= 0) return;
+  const std::size_t values = static_cast<std::size_t>(n) * width;
+  const int* d_list = upload(list, n);
+  add_rows<<<blocks_for(values), 256>>>(rows + static_cast<std::size_t>(first) * width, d_list, n, width, rows);
+  check(cudaGetLastError(), "add_rows (self swap)");
 }
 
 void DeviceRowPacker::zero(double* rows, std::size_t begin, std::size_t end, int width) {

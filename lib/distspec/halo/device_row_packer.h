@@ -31,6 +31,11 @@ class DeviceRowPacker {
   void pack_range(const double* rows, int first, int n, int width, double* buf);
   // rows[list[i]] += buf[i] (a list names a row once).
   void unpack_add(const double* buf, const int* list, int n, int width, double* rows);
+  // A swap of a rank with itself, in place on the device (only the list goes up): forward
+  // rows[first + i] = rows[list[i]]; reverse rows[list[i]] += rows[first + i]. The listed rows
+  // come before `first` (owned rows, or ghosts of an earlier swap), so the two never overlap.
+  void copy_rows(double* rows, int width, const int* list, int n, int first);
+  void add_rows_back(double* rows, int width, const int* list, int n, int first);
   // rows[begin .. end) = 0.
   void zero(double* rows, std::size_t begin, std::size_t end, int width);
 
@@ -46,6 +51,7 @@ class DeviceRowPacker {
 
  private:
   template <class T> T* grow(T*& data, std::size_t& capacity, std::size_t n);
+  const int* upload(const int* list, int n);  // the host list in list_
   int* list_ = nullptr;
   std::size_t list_capacity_ = 0;
   double* message_ = nullptr;

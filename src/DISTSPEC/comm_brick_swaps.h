@@ -1,0 +1,84 @@
+/* -*- c++ -*- ----------------------------------------------------------
+   DISTSPEC: the swaps of LAMMPS' brick communication a rank makes with itself.
+
+   Along an axis the processor grid does not divide, CommBrick's swaps send a rank's boundary
+   atoms to itself: periodic images. Its pair callbacks still pack those rows into the send
+   buffer and unpack them from it. A halo exchange whose rows live elsewhere (GPU memory) can
+   copy them in place instead, and recognise such a swap in the callbacks by its send list (a
+   forward pack gets sendlist[iswap]) or by its first ghost and count (a reverse pack gets
+   firstrecv[iswap] and recvnum[iswap]). Every LAMMPS version this package builds with
+   (29 Sep 2021 to 2026) runs a swap as pack, then unpack, with nothing in between when the
+   rank sends to itself.
+
+   CommBrick keeps the tables protected; a member pointer taken through a derived type is the
+   standard way to read them without changing LAMMPS. comm_style tiled is not CommBrick: no
+   self swap is recognised, and every swap goes through the buffers.
+------------------------------------------------------------------------- */
+
+#ifndef LMP_DISTSPEC_COMM_BRICK_SWAPS_H
+#define LMP_DISTSPEC_COMM_BRICK_SWAPS_H
+
+#include "comm_brick.h"
+
+namespace LAMMPS_NS {
+
+struct SelfSwap {
+  const int *list = nullptr;    // the rows it sends (owned atoms, or ghosts of an earlier swap)
+  int n = 0;                    // how many
+  int first = 0;                // the first ghost row it fills
+};
+
+class CommBrickSwaps {
+ public:
+  CommBrickSwaps() = default;    // recognises none
+  explicit CommBrickSwaps(Comm *comm) : brick_(dynamic_cast<CommBrick *>(comm)), me_(comm->me) {}
+
+  // The self swap whose forward pack sends `list`, if the list is one.
+  bool sending(const int *list, SelfSwap &swap) const
+  {
+    if (!brick_ || !list) return false;
+    const Tables t = Access::read(*brick_);
+    for (int s = 0; s < t.nswap; ++s)
+      if (t.sendlist[s] == list) return self(t, s, swap);
+    return false;
+  }
+
+  // The self swap whose reverse pack reads ghosts [first, first + n), if n > 0 and they are one's.
+  bool receiving(int first, int n, SelfSwap &swap) const
+  {
+    if (!brick_ || n <= 0) return false;
+    const Tables t = Access::read(*brick_);
+    for (int s = 0; s < t.nswap; ++s)
+      if (t.firstrecv[s] == first && t.recvnum[s] == n) return self(t, s, swap);
+    return false;
+  }
+
+ private:
+  struct Tables {
+    int nswap;
+    const int *sendnum, *recvnum, *sendproc, *firstrecv;
+    int *const *sendlist;
+  };
+  // Never instantiated: its static member names CommBrick's protected tables.
+  struct Access : CommBrick {
+    static Tables read(const CommBrick &c)
+    {
+      return {c.*&Access::nswap,    c.*&Access::sendnum,   c.*&Access::recvnum,
+              c.*&Access::sendproc, c.*&Access::firstrecv, c.*&Access::sendlist};
+    }
+  };
+
+  bool self(const Tables &t, int s, SelfSwap &swap) const
+  {
+    if (t.sendproc[s] != me_ || t.sendnum[s] != t.recvnum[s]) return false;
+    swap = SelfSwap{t.sendlist[s], t.sendnum[s], t.firstrecv[s]};
+    return true;
+  }
+
+  CommBrick *brick_ = nullptr;
+  int me_ = -1;
+};
+
+}    // namespace LAMMPS_NS
+
+#endif
