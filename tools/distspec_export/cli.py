@@ -80,7 +80,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="compile faster (no precompiled header, -O0 wrapper; kernels unchanged)")
     p.add_argument("--no-check", action="store_true", help="skip running the graph against the eager model")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
-                   help="where the graph runs (an AOTInductor package is compiled for one device; default cpu)")
+                   help="where an AOTInductor package runs (it is compiled for one device; default cpu); a "
+                        "TorchScript graph runs on every device")
     from .accelerators import CHOICES  # noqa: PLC0415
 
     p.add_argument("--accelerate", default="none", choices=CHOICES,
