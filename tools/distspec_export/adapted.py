@@ -10,6 +10,17 @@ import torch
 
 
 @dataclasses.dataclass
+class Reference:
+    """The package's own evaluation of the model as the user gave it (its file loaded afresh, or a
+    copy taken before the exporter touched it), in the export's dtype: what the export's check
+    compares the graph with. `evaluate(example)` -> (atomic energies [n_owned], forces
+    [n_owned, 3]) of an example crystal's owned atoms (example.py)."""
+
+    name: str
+    evaluate: Callable[[Any], tuple[torch.Tensor, torch.Tensor]]
+
+
+@dataclasses.dataclass
 class Adapted:
     energy_fn: Callable[..., torch.Tensor]
     kind: str
@@ -19,3 +30,6 @@ class Adapted:
     message_passing_layers: int | None = None
     units: str | None = None              # the LAMMPS units of its energies and lengths, where it says
     cutoff: float | None = None           # its own neighbour cutoff, where it declares one
+    # Where the exporter rebuilds or rewires the model (MACE, NequIP): the package's own evaluation
+    # of the model as given. None: energy_fn calls the model as given, and is the reference itself.
+    reference: Reference | None = None

@@ -16,14 +16,17 @@ itself (its own spec, layer count, a description).
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from .adapted import Adapted
-from .trace import INPUT_NAMES, UNITS, ExportError
+from .trace import EDGE_SHIFT, INPUT_NAMES, UNITS, ExportError
 
 KINDS = ("auto", "plain", "mace", "aimnet", "sevennet", "nequip")
+# The kinds whose adapter rebuilds (MACE) or rewires (NequIP) the model: the export's check compares
+# with the package's own evaluation of the model as given, not with the adapted one.
+REBUILT = ("mace", "nequip")
 
 
 def _prepare(module: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
@@ -41,11 +44,13 @@ def plain(module: Any, dtype: torch.dtype) -> Adapted:
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = None
-    if params is not None and len(params) != len(INPUT_NAMES):
+    # The contract's inputs, and optionally edge_shift (trace.EDGE_SHIFT: the per-atom virial).
+    if params is not None and (len(params) < len(INPUT_NAMES)
+                               or [p.name for p in params[len(INPUT_NAMES):]] not in ([], [EDGE_SHIFT])):
         raise ExportError(
             f"{type(module).__name__}.forward takes {len(params)} positional arguments "
             f"({', '.join(p.name for p in params)}); a plain module's forward takes "
-            f"({', '.join(INPUT_NAMES)}) and returns atomic energies [N]")
+            f"({', '.join(INPUT_NAMES)}[, {EDGE_SHIFT}]) and returns atomic energies [N]")
     module = _prepare(module, dtype)
     layers = getattr(module, "message_passing_layers", None)
     # What the module declares of itself (attributes `units`, `cutoff`) is checked against the
@@ -74,8 +79,10 @@ def detect(model: Any) -> str:
 
 
 def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torch.dtype, example,
-          accelerator: Any = None, head: str | None = None) -> Adapted:
-    """The model as an energy function of the contract's inputs (`example`: an example.Example)."""
+          accelerator: Any = None, head: str | None = None, original: Callable[[], Any] | None = None) -> Adapted:
+    """The model as an energy function of the contract's inputs (`example`: an example.Example).
+    original: the model as the user gave it, loaded afresh (the check's reference for the kinds
+    that rebuild or rewire the model: mace, nequip); None: `model` itself, which is left as it is."""
     if kind not in KINDS:
         raise ExportError(f"model kind '{kind}' is not one of {list(KINDS)}")
     if kind == "auto":
@@ -83,7 +90,7 @@ def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torc
     if kind == "mace":
         from . import mace  # noqa: PLC0415
 
-        return mace.adapt(model, elements, cutoff, dtype, example, accelerator, head)
+        return mace.adapt(model, elements, cutoff, dtype, example, accelerator, head, original)
     if kind == "aimnet":
         from . import aimnet  # noqa: PLC0415
 
@@ -95,5 +102,5 @@ def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torc
     if kind == "nequip":
         from . import nequip  # noqa: PLC0415
 
-        return nequip.adapt(model, elements, cutoff, dtype, example)
+        return nequip.adapt(model, elements, cutoff, dtype, example, original)
     return plain(model, dtype)

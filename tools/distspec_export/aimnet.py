@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 import torch
 
+from . import packages
 from .adapted import Adapted
 from .trace import ExportError
 
@@ -78,6 +79,21 @@ def neighbor_matrix(edge_index: torch.Tensor, n_rows, width: int) -> torch.Tenso
     return nbmat.index_put((receiver, slot.clamp(max=width - 1)), sender)
 
 
+def shift_matrix(edge_index: torch.Tensor, edge_shift: torch.Tensor, n_rows, width: int) -> torch.Tensor:
+    """The exporter's `edge_shift` [E, 3] in the slots of neighbor_matrix() [n_rows + 1, width, 3]
+    (zero elsewhere): AIMNet2's `shifts`, which with a unit `cell` it adds to each neighbour's
+    coordinates, so that dE/d(edge_shift) is dE/d(edge vector), the per-atom virial."""
+    receiver = edge_index[1]
+    order = torch.argsort(receiver, stable=True)
+    receiver = receiver.index_select(0, order)
+    counts = torch.zeros(n_rows + 1, dtype=torch.int64, device=edge_index.device)
+    counts = counts.index_add(0, receiver, torch.ones_like(receiver))
+    first = torch.cumsum(counts, 0) - counts
+    slot = torch.arange(receiver.shape[0], device=edge_index.device) - first.index_select(0, receiver)
+    shifts = edge_shift.new_zeros(n_rows + 1, width, 3)
+    return shifts.index_put((receiver, slot.clamp(max=width - 1)), edge_shift.index_select(0, order))
+
+
 @contextlib.contextmanager
 def _halo_helpers(routing: list) -> Iterator[None]:
     """ConvSV.forward and nbops.mol_sum through the halo ops, with the routing of `routing[0]`."""
@@ -115,7 +131,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         from aimnet import nbops  # noqa: PLC0415
         from nvalchemi.models.aimnet2 import _aimnet2_halo_spec  # noqa: PLC0415
     except ImportError as e:
-        raise ExportError(f"exporting AIMNet2 needs aimnet in this Python environment: {e}") from e
+        raise packages.missing("exporting AIMNet2", "aimnet", e) from e
     core, max_neighbors = _aimnet_model(model)
     if not hasattr(core, "aev") or not hasattr(core, "conv_a") or not hasattr(core, "outputs"):
         raise ExportError(f"{type(model).__name__} is not an AIMNet2 model (no aev / conv_a / outputs)")
@@ -128,9 +144,9 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     if unknown:
         raise ExportError(f"elements {unknown} are not among AIMNet2's (H to {SYMBOLS[-1]})")
 
-    local = copy.copy(core)  # the same weights, with the per-atom heads only
-    local._modules = dict(core._modules)
-    local.outputs = torch.nn.ModuleList(_atomic_heads(core))
+    # A copy with the per-atom heads only: `.to` casts in place, and the model given is the user's.
+    local = copy.deepcopy(core)
+    local.outputs = torch.nn.ModuleList(_atomic_heads(local))
     local = local.to(dtype).eval()
     for p in local.parameters():
         p.requires_grad_(False)
@@ -140,7 +156,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     numbers = torch.tensor([SYMBOLS.index(e) for e in elements], dtype=torch.int64)
     routing: list = [None]
 
-    def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, edge_shift):
         n_rows = positions.shape[0]
         routing[0] = (send_index, recv_dest, recv_real, n_owned)
         zero = positions.new_zeros(1, 3)
@@ -150,6 +166,9 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
             "mol_idx": torch.zeros(n_rows + 1, dtype=torch.int64, device=positions.device),
             "charge": positions.new_zeros(1),
             "nbmat": neighbor_matrix(edge_index, n_rows, max_neighbors),
+            # The exporter's zero edge_shift as AIMNet2's cell shifts of a unit cell.
+            "shifts": shift_matrix(edge_index, edge_shift, n_rows, max_neighbors),
+            "cell": torch.eye(3, dtype=positions.dtype, device=positions.device),
         }
         with nbops._symbolic_trace_context(), _halo_helpers(routing):
             out = local(data)

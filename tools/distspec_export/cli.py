@@ -115,6 +115,14 @@ def load_object(ref: str) -> Any:
     from .trace import ExportError  # noqa: PLC0415
 
     target, sep, attr = ref.rpartition(":")
+    for given in (target, ref):
+        if given and not given.endswith(".py") and Path(given).is_file():
+            # A saved model (a .model, .pt2, checkpoint) where a Python module belongs.
+            from .sniff import advice, sniff  # noqa: PLC0415
+
+            kind = sniff(given)
+            raise ExportError(f"--module {ref!r}: {given} is {kind.looks_like}, not Python; --module takes MODULE:ATTR "
+                              f"or FILE.py:ATTR (a module, class or factory); {advice(kind)}")
     if not sep or not target or not attr:
         raise ExportError(f"--module {ref!r}: expected MODULE:ATTR, e.g. mypkg.models:build or model.py:build")
     if target.endswith(".py"):
@@ -185,6 +193,7 @@ def export_from_args(args: argparse.Namespace, log=print):
 
     kind, description, source, license_ = args.kind, args.description, args.source, args.license
     elements, cutoff, units = args.elements, args.cutoff, args.units
+    reload = None
     if args.from_:
         from . import sources  # noqa: PLC0415
 
@@ -199,6 +208,7 @@ def export_from_args(args: argparse.Namespace, log=print):
         description = description or loaded.description
         source = source or loaded.source
         license_ = license_ or loaded.license
+        reload = loaded.reload
     else:
         model = build_model(args.module, args.module_args, args.accelerate)
         source = source or args.module
@@ -207,7 +217,7 @@ def export_from_args(args: argparse.Namespace, log=print):
                   message_passing_layers=args.layers, description=description,
                   source=source, license=license_,
                   quick_compile=args.quick_compile, check_export=not args.no_check, device=args.device,
-                  accelerate=args.accelerate, head=args.head, log=log)
+                  accelerate=args.accelerate, head=args.head, reload=reload, log=log)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  times: {seconds}")
     if result.deviations:
         d = result.deviations
-        print(f"  check against the eager model: atomic energies {d['atomic_energies']:.1e}, "
+        print(f"  check against {d.get('reference', 'the eager model')}: atomic energies {d['atomic_energies']:.1e}, "
               f"forces {d['forces']:.1e} (relative); ranks of 0, 1 and 2 rows "
               f"{'run' if d['small_ranks_ok'] else 'FAIL: ' + d.get('small_ranks_failure', '')}")
         if not d["small_ranks_ok"]:

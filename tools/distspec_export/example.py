@@ -19,6 +19,7 @@ import torch
 class Example:
     inputs: tuple[torch.Tensor, ...]  # the contract inputs, nvalchemi routing
     owner: torch.Tensor               # owner row of every row
+    cell: torch.Tensor | None = None  # the periodic box [3, 3] (float64, rows the box vectors)
 
     @property
     def n_owned(self) -> int:
@@ -28,6 +29,17 @@ class Example:
         """The inputs as DISTSPEC passes them: `send_index` empty."""
         pos, species, edges, n_owned, _, recv_dest, recv_real = self.inputs
         return pos, species, edges, n_owned, torch.zeros(0, dtype=torch.int64), recv_dest, recv_real
+
+    def periodic_edges(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The edges as a package without halos takes them: (sender's owner, receiver) over the
+        owned atoms, and each edge's cell shift in box vectors (sender's row = its owner's
+        position + shift @ cell)."""
+        pos, _, edges, *_ = self.inputs
+        sender, receiver = edges[0], edges[1]
+        owner = self.owner.index_select(0, sender)
+        image = (pos.index_select(0, sender) - pos.index_select(0, owner)).to(torch.float64)
+        unit_shifts = torch.round(torch.linalg.solve(self.cell.T, image.T).T)
+        return torch.stack([owner, receiver]), unit_shifts
 
 
 def crystal(n_species: int, cutoff: float, dtype: torch.dtype, cells: int = 3, spacing: float = 0.5,
@@ -70,7 +82,7 @@ def crystal(n_species: int, cutoff: float, dtype: torch.dtype, cells: int = 3, s
         torch.arange(n_owned, n_rows, dtype=torch.int64),
         torch.ones(n_rows - n_owned, dtype=torch.bool),
     )
-    return Example(inputs, owner)
+    return Example(inputs, owner, torch.eye(3, dtype=torch.float64) * box)
 
 
 def tracing_example(n_species: int, cutoff: float, dtype: torch.dtype) -> Example:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -13,7 +14,7 @@ from typing import Any, Callable
 import torch
 
 from . import accelerators, adapters, check, trace
-from .files import spec_dict, write_model_file, write_spec  # noqa: F401 (write_spec: public)
+from .files import file_sha256, spec_dict, spec_sha256, write_model_file, write_spec  # noqa: F401 (write_spec: public)
 from .trace import UNITS, ExportError  # noqa: F401 (UNITS: the command line's choices)
 
 FORMATS = {"aoti": ".pt2", "torchscript": ".pt"}
@@ -116,7 +117,7 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
            message_passing_layers: int | None = None, description: str | None = None,
            source: str | None = None, license: str | None = None,  # noqa: A002
            quick_compile: bool = False, check_export: bool = True, device: str = "cpu",
-           accelerate: str = "none", head: str | None = None,
+           accelerate: str = "none", head: str | None = None, reload: Callable[[], Any] | None = None,
            log: Callable[[str], None] = print) -> ExportResult:
     """Export `model` for `pair_style distspec` (doc/torch_models.md, contract 1).
 
@@ -135,11 +136,14 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     are kept opaque in the graph, listed in the spec as pass-through op adapters and named in
     the model file (parameters.accelerator).
     head: the head a multi-head MACE model is exported with (its `heads`), None for a model of one.
+    reload: loads the model afresh from the file it came from, as its package does (--from); the
+        check's reference where the exporter rebuilds or rewires the model (MACE, NequIP). None: a
+        copy of `model` taken before the export touches it.
     """
     options = ExportOptions(elements, cutoff, units, Path(out_dir), name, format, precision, kind,
                             message_passing_layers, description, source, license, quick_compile, check_export,
                             device, accelerate, head)
-    return export_with(model, spec, options, log)
+    return export_with(model, spec, options, log, reload)
 
 
 @dataclasses.dataclass
@@ -157,7 +161,8 @@ class _Traced:
     accelerator: Any
 
 
-def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[str], None] = print) -> ExportResult:
+def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[str], None] = print,
+                reload: Callable[[], Any] | None = None) -> ExportResult:
     """export() with its options as one value."""
     o = options.checked()
     o.out_dir.mkdir(parents=True, exist_ok=True)
@@ -165,7 +170,7 @@ def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[st
     seconds: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    t = _trace(model, spec, o)
+    t = _trace(model, spec, o, reload)
     seconds["trace"] = time.perf_counter() - t0
     params = {
         "graph": o.graph_file.name,
@@ -189,7 +194,9 @@ def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[st
     else:
         seconds["compile"] = trace.save_torchscript(t.gm, str(o.graph_file), _graph_metadata(o, t))
 
-    write_spec(t.spec, spec_file)
+    # What the graph and spec were exported with, checked by the plugin against the files beside.
+    params["graph_sha256"] = file_sha256(o.graph_file)
+    params["spec_sha256"] = spec_sha256(write_spec(t.spec, spec_file))
     write_model_file(model_file, o.units, o.cutoff, o.elements, params, spec_file.name,
                      o.description or f"{t.adapted.description}, exported by distspec-export",
                      o.source or t.adapted.source, o.license or "unknown")
@@ -198,23 +205,28 @@ def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[st
     if o.check_export:
         t0 = time.perf_counter()
         deviations = check.check_graph(str(o.graph_file), o.format, t.adapted.energy_fn, len(o.elements), o.cutoff,
-                                       o.dtype)
+                                       o.dtype, t.adapted.reference)
         seconds["check"] = time.perf_counter() - t0
     return ExportResult(model_file, o.graph_file, spec_file, t.custom_ops, t.sites, t.width, t.layers, seconds,
                         deviations)
 
 
-def _trace(model: Any, spec: Any, o: ExportOptions) -> _Traced:
-    """The model adapted to the contract and traced to its force graph on the export device."""
+def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | None = None) -> _Traced:
+    """The model adapted to the contract and traced to its force graph on the export device;
+    `reload` (or a copy of the model as given) for the check's reference."""
     example = check.examples(len(o.elements), o.cutoff, o.dtype)[0]
+    kind = adapters.detect(model) if o.kind == "auto" else o.kind
+    if reload is None and o.check_export and kind in adapters.REBUILT:
+        given = copy.deepcopy(model)  # before anything casts or moves it
+        reload = lambda: given  # noqa: E731
     if o.device != "cpu":
         model = model.to(o.device) if isinstance(model, torch.nn.Module) else model
         example = dataclasses.replace(example, inputs=tuple(t.to(o.device) for t in example.inputs))
-    kind = adapters.detect(model) if o.kind == "auto" else o.kind
     accelerator = accelerators.check_choice(o.accelerate, kind, o.device)
     if o.head is not None and kind != "mace":
         raise ExportError(f"--head {o.head}: heads are MACE's; a {kind} model has none")
-    adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator, head=o.head)
+    adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator, head=o.head,
+                             original=reload)
     _check_declared(o, adapted)
     if spec is None:
         spec = adapted.spec() if callable(adapted.spec) else adapted.spec

@@ -7,15 +7,19 @@ message-passing scatter (one per interaction: the scatter whose index comes from
 
 1. the model is rebuilt without e3nn's TorchScript code generation (mace's own
    `extract_model` under `disable_e3nn_codegen`), since TorchScript knows no symbolic sizes;
+   with the model's own dtype as torch's default, so that its weights load exactly (precision.py);
 2. an energy-only graph of the contract's inputs is traced with make_fx: node attributes are
    the one-hot rows of MACE's atomic-number table for each species, every halo row carries
-   its image coordinates (so the edge shifts are zero), one system; the output is MACE's
+   its image coordinates (so the edge shifts are the exporter's zero `edge_shift`, whose
+   gradient is mace's per-edge force and gives the per-atom virial), one system; the output is MACE's
    `node_energy`, the per-atom energy nvalchemi's wrapper calls `atomic_energies`;
 3. nvalchemi's pass inserts the corrections, with the routing inputs named as it expects
    (`_halo_si`, `_halo_rd`, `_halo_rr`, `_halo_no`) and `world_size` 1 (DISTSPEC's kernels
    ignore it).
 
-The exporter then differentiates that graph like any other energy function. The spec, when
+The exporter then differentiates that graph like any other energy function, and checks the
+graph against MACE's own evaluation of the model as given (`package_evaluation`), not the
+rebuild. The spec, when
 none is given, is the wrapper's own `distribution_spec()`. A multi-head model (a foundation
 model fine-tuned with mace's multihead fine-tuning, `heads` ["Default", "pt_head"] and the like)
 is exported for one head, `--head NAME` (MACE's `data["head"]`, the same for every atom).
@@ -33,14 +37,15 @@ the correction goes after each `libtorch_tp_jit::jit_conv_forward` whose receive
 
 from __future__ import annotations
 
+import copy
 import os
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
-from . import ops
+from . import ops, packages, precision
 from .accelerators import Accelerator
-from .adapted import Adapted
+from .adapted import Adapted, Reference
 from .trace import ExportError, trace_symbolic
 
 FUSED_CONV_OP = "libtorch_tp_jit::jit_conv_forward"
@@ -57,15 +62,19 @@ def _mace_model(model: Any) -> tuple[torch.nn.Module, Any]:
 
 
 def _rebuild_without_codegen(model: torch.nn.Module) -> torch.nn.Module:
+    """The model rebuilt from its configuration, in its own dtype, with its weights exactly
+    (precision.py: built under float32, an fp64 model's weights are rounded on load)."""
     from mace.tools.compile import disable_e3nn_codegen  # noqa: PLC0415
     from mace.tools.scripts_utils import extract_model  # noqa: PLC0415
 
     try:
-        with disable_e3nn_codegen():
-            return extract_model(model)
+        with disable_e3nn_codegen(), precision.default_dtype(precision.model_dtype(model)):
+            rebuilt = extract_model(model)
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"cannot rebuild the MACE model {type(model).__name__} without e3nn's TorchScript code "
                           f"generation (mace.tools.scripts_utils.extract_model): {type(e).__name__}: {e}") from e
+    precision.require_same_weights(model, rebuilt, "rebuilding the MACE model (mace.tools.scripts_utils.extract_model)")
+    return rebuilt
 
 
 class _FusedConvolution(torch.nn.Module):
@@ -163,8 +172,53 @@ def _head_index(mace_model: torch.nn.Module, head: str | None) -> int:
     return heads.index(head)
 
 
+def package_evaluation(original: Callable[[], Any], elements: list[str], head_index: int,
+                       dtype: torch.dtype) -> Reference:
+    """MACE's own evaluation of the model as given (`original()`, cast to the export's dtype as
+    mace's calculator casts it): MACE's neighbour list (`mace.data.neighborhood.get_neighborhood`)
+    of the example's periodic crystal within r_max, images as edge shifts, no halo; forces from
+    its own autograd."""
+    cache: dict[str, torch.nn.Module] = {}
+
+    def evaluate(example) -> tuple[torch.Tensor, torch.Tensor]:
+        from ase.data import atomic_numbers as z_of  # noqa: PLC0415
+        from mace.data.neighborhood import get_neighborhood  # noqa: PLC0415
+
+        if "model" not in cache:
+            # A copy: `.to` casts in place, and the model given is the user's.
+            cache["model"] = copy.deepcopy(_mace_model(original())[0]).to(dtype).eval()
+        model = cache["model"]
+        n = example.n_owned
+        positions = example.inputs[0][:n].detach().to("cpu", torch.float64)
+        edge_index, shifts, unit_shifts, cell = get_neighborhood(
+            positions.numpy(), cutoff=float(model.r_max), pbc=(True, True, True), cell=example.cell.numpy())
+        table = [int(z) for z in model.atomic_numbers.tolist()]
+        index = torch.tensor([table.index(z_of[elements[s]]) for s in example.inputs[1][:n].tolist()],
+                             dtype=torch.int64)
+        data = {
+            "positions": positions.to(dtype),
+            "node_attrs": torch.nn.functional.one_hot(index, len(table)).to(dtype),
+            "edge_index": torch.as_tensor(edge_index, dtype=torch.int64),
+            "shifts": torch.as_tensor(shifts).to(dtype),
+            "unit_shifts": torch.as_tensor(unit_shifts).to(dtype),
+            "cell": torch.as_tensor(cell).to(dtype).reshape(1, 3, 3),
+            "batch": torch.zeros(n, dtype=torch.int64),
+            "ptr": torch.tensor([0, n]),
+            "head": torch.tensor([head_index]),
+        }
+        with torch.enable_grad():
+            out = model(data, training=False, compute_force=True)
+        return out["node_energy"].detach(), out["forces"].detach()
+
+    return Reference("MACE's own evaluation of the model as given (mace's neighbour list, edge shifts, no halo)",
+                     evaluate)
+
+
 def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example,
-          accelerator: Accelerator | None = None, head: str | None = None) -> Adapted:
+          accelerator: Accelerator | None = None, head: str | None = None,
+          original: Callable[[], Any] | None = None) -> Adapted:
+    """original: the model as the user gave it (its file loaded afresh), for the check's reference;
+    None: `model`, which this leaves as it is."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch under torch >= 2.6
     if not ops.have_nvalchemi():
         ops.define_standalone_ops()  # before compile_refresh, which defines halo_keepalive if missing
@@ -172,7 +226,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         from ase.data import atomic_numbers as z_of  # noqa: PLC0415 (mace-torch depends on ase)
         from nvalchemi.distributed.compile_refresh import insert_halo_refresh  # noqa: PLC0415
     except ImportError as e:
-        raise ExportError(f"exporting MACE needs mace-torch in this Python environment: {e}") from e
+        raise packages.missing("exporting MACE", "mace-torch", e) from e
     mace_model, wrapper = _mace_model(model)
     if not hasattr(mace_model, "atomic_numbers") or not hasattr(mace_model, "interactions"):
         raise ExportError(f"{type(model).__name__} is not a MACE model (no atomic_numbers / interactions)")
@@ -207,13 +261,15 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     for species, element in enumerate(elements):
         one_hot[species, table_z.index(z_of[element])] = 1.0
 
-    def energy(positions, species, edge_index, _halo_no, _halo_si, _halo_rd, _halo_rr):
+    def energy(positions, species, edge_index, _halo_no, _halo_si, _halo_rd, _halo_rr, edge_shift):
         n_rows = positions.shape[0]
         data = {
             "positions": positions,
             "node_attrs": one_hot.index_select(0, species),
             "edge_index": edge_index,
-            "shifts": torch.zeros(edge_index.shape[1], 3, dtype=positions.dtype, device=positions.device),
+            # MACE's edge vector is the receiver's row minus the sender's plus the shift, the
+            # contract's edge_shift (zero) is added to the sender's minus the receiver's.
+            "shifts": -edge_shift,
             "batch": torch.zeros(n_rows, dtype=torch.int64, device=positions.device),
             "ptr": torch.arange(2, device=positions.device) * n_rows,
             "cell": torch.zeros(1, 3, 3, dtype=positions.dtype, device=positions.device),
@@ -222,7 +278,8 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         return rebuilt(data, compute_force=False)["node_energy"].to(positions.dtype)
 
     try:
-        energy_graph = trace_symbolic(energy, example.inputs)
+        shift = torch.zeros(example.inputs[2].shape[1], 3, dtype=dtype, device=device)
+        energy_graph = trace_symbolic(energy, (*example.inputs, shift))
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"tracing the MACE energy failed: {type(e).__name__}: {e}") from e
     correction = torch.ops.nvalchemi.halo_scatter_correct_static.default
@@ -237,4 +294,5 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     return Adapted(energy_graph, "mace",
                    f"MACE ({type(mace_model).__name__}, {layers} interactions, r_max {r_max:g}{head_note})",
                    f"{type(mace_model).__module__}.{type(mace_model).__qualname__}", spec=spec,
-                   message_passing_layers=layers, units="metal")
+                   message_passing_layers=layers, units="metal",
+                   reference=package_evaluation(original or (lambda: model), elements, head_index, dtype))

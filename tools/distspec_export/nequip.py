@@ -8,7 +8,8 @@ the features, so a block's halo rows read their owners' features, refreshed once
 message-passing layer. Layer 0 embeds every row from its type, so it needs no exchange.
 
 - inputs: nequip's keys as its ML-IAP integration gives them: `edge_vectors` (sender's row minus
-  receiver's row: halo rows carry image coordinates), `edge_index` rows (receiver, sender),
+  receiver's row: halo rows carry image coordinates, plus the exporter's zero `edge_shift`, whose
+  gradient gives the per-atom virial), `edge_index` rows (receiver, sender),
   `atom_types` of every row (the exported elements mapped onto the model's `type_names`);
 - output: `atomic_energy` of every row, with nequip's force and stress module disabled
   (`disable_ForceStressOutput`): the exporter differentiates the owned energies itself;
@@ -22,12 +23,13 @@ Its spec, when none is given, is nvalchemi's halo spec of a gather-only MPNN (se
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Callable
 
 import torch
 
-from . import ops
-from .adapted import Adapted
+from . import ops, packages
+from .adapted import Adapted, Reference
 from .trace import ExportError
 
 
@@ -35,7 +37,7 @@ def _ghost_exchange_classes():
     try:
         from nequip.nn._ghost_exchange_base import GhostExchangeModule, NoOpGhostExchangeModule  # noqa: PLC0415
     except ImportError as e:
-        raise ExportError(f"exporting a NequIP or Allegro model needs nequip in this Python environment: {e}") from e
+        raise packages.missing("exporting a NequIP or Allegro model", "nequip", e) from e
     return GhostExchangeModule, NoOpGhostExchangeModule
 
 
@@ -57,7 +59,7 @@ def load(path: str) -> torch.nn.Module:
         from nequip.model.utils import _EAGER_MODEL_KEY  # noqa: PLC0415
         from nequip.utils.global_state import set_global_state  # noqa: PLC0415
     except ImportError as e:
-        raise ExportError(f"--from nequip needs nequip in this Python environment: {e}") from e
+        raise packages.missing("--from nequip", "nequip", e) from e
     set_global_state()
     try:
         return graph_model(load_saved_model(path, compile_mode=_EAGER_MODEL_KEY))
@@ -68,9 +70,42 @@ def load(path: str) -> torch.nn.Module:
                           "(*.ckpt) or a package (*.nequip.zip) nequip wrote, not a nequip-compile output") from e
 
 
-def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example) -> Adapted:
+def package_evaluation(original: Callable[[], Any], elements: list[str], type_names: list[str]) -> Reference:
+    """nequip's own evaluation of the model as given (`original()`, in its own `model_dtype`, which
+    adapt() requires the export's to be): nequip's ASE conversion and neighbour list of the
+    example's periodic crystal (images as edge shifts, no halo), its own force module."""
+    cache: dict[str, torch.nn.Module] = {}
+
+    def evaluate(example) -> tuple[torch.Tensor, torch.Tensor]:
+        from ase import Atoms  # noqa: PLC0415 (nequip depends on ase)
+        from nequip.data import AtomicDataDict, compute_neighborlist_, from_ase  # noqa: PLC0415
+
+        if "model" not in cache:
+            cache["model"] = graph_model(original()).eval()
+        model = cache["model"]
+        n = example.n_owned
+        symbols = [elements[s] for s in example.inputs[1][:n].tolist()]
+        atoms = Atoms(symbols=symbols, positions=example.inputs[0][:n].detach().to("cpu", torch.float64).numpy(),
+                      cell=example.cell.numpy(), pbc=True)
+        data = from_ase(atoms)
+        data[AtomicDataDict.ATOM_TYPE_KEY] = torch.tensor([type_names.index(e) for e in symbols], dtype=torch.int64)
+        data = compute_neighborlist_(data, r_max=float(model.metadata["r_max"]))
+        with torch.enable_grad():
+            out = model(AtomicDataDict.with_batch_(data))
+        return (out[AtomicDataDict.PER_ATOM_ENERGY_KEY].detach().reshape(-1),
+                out[AtomicDataDict.FORCE_KEY].detach())
+
+    return Reference("nequip's own evaluation of the model as given (nequip's neighbour list, edge shifts, no halo)",
+                     evaluate)
+
+
+def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example,
+          original: Callable[[], Any] | None = None) -> Adapted:
+    """original: the model as the user gave it (its file loaded afresh), for the check's reference;
+    None: `model`, which is left as it is (its ghost exchanges are replaced in a copy)."""
     del example  # traced by the exporter as it is
-    model = graph_model(model)
+    given = graph_model(model)
+    model = copy.deepcopy(given)
     ghost_base, no_op = _ghost_exchange_classes()
     from nequip.data import AtomicDataDict  # noqa: PLC0415
     from nequip.model.modify_utils import get_all_modifiers, modify  # noqa: PLC0415
@@ -122,11 +157,13 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         p.requires_grad_(False)
     allegro = layers == 0
 
-    def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, edge_shift):
         routing.update(send_index=send_index, recv_dest=recv_dest, recv_real=recv_real, n_owned=n_owned)
         sender, receiver = edge_index[0], edge_index[1]
         data = {
-            AtomicDataDict.EDGE_VECTORS_KEY: positions.index_select(0, sender) - positions.index_select(0, receiver),
+            # edge_shift (zero): the exporter's handle on dE/d(edge vector), the per-atom virial.
+            AtomicDataDict.EDGE_VECTORS_KEY: (positions.index_select(0, sender) - positions.index_select(0, receiver)
+                                              + edge_shift),
             AtomicDataDict.EDGE_INDEX_KEY: torch.stack([receiver, sender]),
             AtomicDataDict.ATOM_TYPE_KEY: type_index.to(positions.device).index_select(0, species),
         }
@@ -138,7 +175,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
                    f"r_max {r_max:g}, types {' '.join(type_names)})",
                    f"{type(model).__module__}.{type(model).__qualname__}",
                    spec=_spec if ops.have_nvalchemi() else None, message_passing_layers=1 if allegro else layers,
-                   cutoff=r_max)
+                   cutoff=r_max, reference=package_evaluation(original or (lambda: given), elements, type_names))
 
 
 def _replace_ghost_exchanges(model: torch.nn.Module, match, factory) -> int:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from . import packages, sniff
 from .trace import ExportError
 
 SOURCES = ("mace", "sevennet", "nequip")
@@ -35,6 +36,8 @@ class Source:
     description: str
     source: str
     license: str | None = None  # noqa: A003
+    # Loads the model afresh, as its package does: the export's check compares with it (export()).
+    reload: Callable[[], Any] | None = None
 
 
 def _symbols(numbers: list[int]) -> list[str]:
@@ -50,13 +53,17 @@ def _mace(path: str, head: str | None) -> Source:
     if not file.is_file():
         raise ExportError(f"--from mace {path}: no such file (a model file as mace-torch saves it, e.g. "
                           "MACE_model.model)")
+    sniff.require("mace", path)  # before unpickling runs another package's code, or fails in it
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch under torch >= 2.6
     try:
         import mace.modules  # noqa: F401, PLC0415 (its classes must be importable to unpickle)
     except ImportError as e:
-        raise ExportError(f"--from mace needs mace-torch in this Python environment: {e}") from e
+        raise packages.missing("--from mace", "mace-torch", e) from e
+    def reload():
+        return torch.load(str(file), map_location="cpu", weights_only=False)
+
     try:
-        model = torch.load(str(file), map_location="cpu", weights_only=False)
+        model = reload()
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"--from mace {path}: torch.load cannot read it ({type(e).__name__}: {e}); give a model "
                           "file mace-torch saved (torch.save of the model, not a checkpoint of its state)") from e
@@ -67,12 +74,14 @@ def _mace(path: str, head: str | None) -> Source:
     note = f", head {head}" if head is not None and len(heads) > 1 else ""
     return Source(model, "mace", _symbols([int(z) for z in model.atomic_numbers.tolist()]), float(model.r_max),
                   "metal", f"MACE {file.name} ({type(model).__name__}, {len(model.interactions)} interactions{note}), "
-                  "exported by distspec-export", file.name)
+                  "exported by distspec-export", file.name, reload=reload)
 
 
 def _sevennet(name: str, modal: str | None, accelerate: str) -> Source:
     from . import sevennet  # noqa: PLC0415
 
+    if Path(name).exists():  # else a pretrained name, which sevenn knows
+        sniff.require("sevennet", name)
     model = sevennet.checkpoint(name, accelerate, modal)
     note = f", modal {modal}" if modal is not None else ""
     return Source(model, "sevennet", _symbols(list(dict(model.type_map or {}))), float(model.cutoff), "metal",
@@ -85,9 +94,11 @@ def _nequip(path: str) -> Source:
 
     if not Path(path).is_file():
         raise ExportError(f"--from nequip {path}: no such file (a checkpoint *.ckpt or a package *.nequip.zip)")
+    sniff.require("nequip", path)
     model = nequip.load(path)
     return Source(model, "nequip", list(model.type_names), float(model.metadata["r_max"]), "metal",
-                  f"nequip model {Path(path).name}, exported by distspec-export", Path(path).name)
+                  f"nequip model {Path(path).name}, exported by distspec-export", Path(path).name,
+                  reload=lambda: nequip.load(path))
 
 
 def load(kind: str, source: str, head: str | None = None, modal: str | None = None,
