@@ -277,9 +277,9 @@ python_stage() {
   build_python_env || { log "the Python environment stage failed"; exit 1; }
 }
 
-LAMMPS_2021_KEY=lammps-20210929u2-mpi-kokkos-omp-plugin-manybody-kspace-molecule
-LAMMPS_2025_KEY=lammps-20250204-mpi-plugin-manybody-kspace-molecule-extrapair
-LAMMPS_2026_KEY=lammps-20260704-mpi-plugin-manybody-kspace-molecule-extrapair
+LAMMPS_2021_KEY=lammps-20210929u2-mpi-kokkos-omp-plugin-manybody-kspace-molecule-replica
+LAMMPS_2025_KEY=lammps-20250204-mpi-plugin-manybody-kspace-molecule-replica-extrapair
+LAMMPS_2026_KEY=lammps-20260704-mpi-plugin-manybody-kspace-molecule-replica-extrapair
 main() {
   if [ "${1:-}" = python ]; then
     install_packages

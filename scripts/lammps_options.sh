@@ -2,7 +2,7 @@
 # Sourced: the CMake options of every LAMMPS build this project makes (scripts/bootstrap.sh here,
 # scripts/gpu_build.sh on a GPU machine), so that the plugin sees the same LAMMPS everywhere.
 LAMMPS_COMMON=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DBUILD_MPI=ON -DLAMMPS_EXCEPTIONS=ON
-               -DPKG_PLUGIN=ON -DPKG_MANYBODY=ON -DPKG_KSPACE=ON -DPKG_MOLECULE=ON -DFFT=KISS
+               -DPKG_PLUGIN=ON -DPKG_MANYBODY=ON -DPKG_REPLICA=ON -DPKG_KSPACE=ON -DPKG_MOLECULE=ON -DFFT=KISS
                -DCMAKE_CXX_STANDARD=17 -DBUILD_TOOLS=OFF -DBUILD_DOC=OFF -DWITH_JPEG=OFF -DWITH_PNG=OFF
                -DWITH_GZIP=OFF -DWITH_FFMPEG=OFF)
 
