@@ -11,11 +11,21 @@
 # long); DISTSPEC_FUZZ_SECONDS (30); DISTSPEC_SANITIZE_INTEGRATION=0 skips the sanitized
 # integration tests. Compiles go through ccache (cache in $DISTSPEC_CACHE/ccache), so a warm
 # machine rebuilds the plugin and tests of a fresh clone in a minute or two.
+#
+# ctest counts a skipped test as passed: after each ctest stage, and in total at the end,
+# scripts/test_summary.py prints the tests run, the comparisons made, and each skipped test with
+# its reason, and fails the run on a skip whose reason unittest/allowed_skips.txt does not allow
+# on this kind of machine (DISTSPEC_MACHINE_KIND: cpu or gpu, detected by default).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 start=$(date +%s)
 stage() { printf '\n=== %s (%ds)\n' "$*" $(( $(date +%s) - start )); }
+# The stages' numbers, for the total at the end.
+summaries=$(mktemp)
+trap 'rm -f "$summaries"' EXIT
+# summarise STAGE JUNIT: the stage's skips and counts; fails on a skip the allow-list lacks.
+summarise() { ./scripts/test_summary.py "$1" "$2" --record "$summaries"; }
 
 stage "bootstrap"
 ./scripts/bootstrap.sh
@@ -39,6 +49,7 @@ source "${DISTSPEC_CACHE:-$HOME/.cache/distspec}/env.sh"
 if [ "${DISTSPEC_SANITIZE_INTEGRATION:-1}" != 0 ] && [ -n "${DISTSPEC_LAMMPS_2025:-}" ]; then
   stage "plugin and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer"
   ./scripts/sanitize.sh integration || status=1
+  summarise "sanitized integration tests (LAMMPS 2025)" build-asan-lammps/Testing/junit.xml || status=1
 fi
 # The first build (LAMMPS 2021) runs every test; the others the version smoke set, unless
 # DISTSPEC_FULL_SUITE=all (the nvalchemi interop tests run Python and the spec tool, not LAMMPS:
@@ -51,9 +62,13 @@ for dir in "${builds[@]}"; do
   fi
   stage "ctest: $(basename "$dir")${select[*]:+ (${select[*]})}"
   first=0
-  ctest --test-dir "$dir" --output-on-failure --timeout 1200 "${select[@]}" || status=1
+  # The JUnit report keeps each test's whole output, whose DISTSPEC-SKIP lines test_summary.py reads.
+  ctest --test-dir "$dir" --output-on-failure --timeout 1200 "${select[@]}" --output-junit "$dir/Testing/junit.xml" \
+    --test-output-size-passed 100000000 --test-output-size-failed 100000000 || status=1
+  summarise "ctest: $(basename "$dir")" "$dir/Testing/junit.xml" || status=1
   # The nvalchemi interop tests' own summaries (specs checked, passed, failed).
   grep -h '^nvalchemi interop' "$dir/Testing/Temporary/LastTest.log" 2>/dev/null || true
 done
 stage "done"
+./scripts/test_summary.py --total "$summaries" || status=1
 exit $status

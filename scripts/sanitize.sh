@@ -61,7 +61,9 @@ integration)
   # the code they run is the code the other cases run for a few steps.
   export GTEST_FILTER=${GTEST_FILTER:--*/nve_mpnn_*}
   cd "$build"
-  ctest -L integration --output-on-failure --timeout 1800
+  # The whole output in a JUnit report: scripts/test_summary.py reads the skips from it.
+  ctest -L integration --output-on-failure --timeout 1800 --output-junit "$build/Testing/junit.xml" \
+    --test-output-size-passed 100000000 --test-output-size-failed 100000000
   ;;
 *)
   echo "sanitize.sh: unknown mode '$mode'; expected core or integration" >&2

@@ -134,8 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         results.report(refused.returncode == 2 and "own cutoff 4.5" in refused.stderr,
                        "the installed command refuses a cutoff below the model's", f"exit {refused.returncode}: "
                        f"{last_line(refused)}")
-    print(f"{results.passed} passed, {results.failed} failed")
-    return 0 if results.failed == 0 else 1
+    return results.finish()
 
 
 if __name__ == "__main__":
