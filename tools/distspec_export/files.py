@@ -3,6 +3,7 @@ model file (doc/torch_models.md)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,7 @@ def spec_dict(spec: Any) -> dict[str, Any]:
         return spec.to_dict()
     if isinstance(spec, (str, Path)):
         path = Path(spec)
-        try:
-            raw = json.loads(path.read_text())
-        except OSError as e:
-            raise ExportError(f"cannot read the spec file {path}: {e.strerror}") from e
-        except json.JSONDecodeError as e:
-            raise ExportError(f"the spec file {path} is not JSON: {e}") from e
+        raw = read_spec_file(path)
         where = f"the spec file {path}"
     elif isinstance(spec, dict):
         raw, where = spec, "the spec"
@@ -55,13 +51,31 @@ def raw_spec_dict(spec: Any) -> dict[str, Any]:
     if not isinstance(spec, (str, Path)):
         raise ExportError("nvalchemi does not import in this Python environment: pass the spec as a JSON file "
                           "that nvalchemi's MLIPSpec.save() wrote (--spec FILE)")
-    try:
-        d = json.loads(Path(spec).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ExportError(f"cannot read the spec file {spec}: {e}") from e
+    d = read_spec_file(Path(spec))
     if not isinstance(d, dict) or not isinstance(d.get("core"), dict):
         raise ExportError(f"the spec file {spec} is not an MLIPSpec as nvalchemi saves it (no 'core' object)")
     return d
+
+
+def read_spec_file(path: Path) -> Any:
+    """The JSON of --spec FILE; ExportError naming the file, and what it is where it is no spec."""
+    from . import sniff  # noqa: PLC0415
+
+    try:
+        raw = json.loads(path.read_text())
+    except OSError as e:
+        raise ExportError(f"cannot read the spec file {path}: {e.strerror}") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        kind = sniff.sniff(path)
+        if kind.kind == "text":
+            raise ExportError(f"the spec file {path} is not JSON: {e}") from e
+        raise ExportError(f"--spec {path}: this is {kind.looks_like}, not an MLIPSpec (the JSON nvalchemi's "
+                          f"MLIPSpec.save() writes); {sniff.advice(kind)}") from e
+    if isinstance(raw, dict) and raw.get("format") == "distspec-model":
+        named = raw.get("spec") if isinstance(raw.get("spec"), str) else "inline, under \"spec\""
+        raise ExportError(f"--spec {path}: this is a DISTSPEC model file (what distspec-export writes), not an "
+                          f"MLIPSpec; its spec is {named}; it is exported already: give it to pair_coeff")
+    return raw
 
 
 def write_spec(spec: Any, path: Path) -> dict[str, Any]:
@@ -91,9 +105,31 @@ def write_spec(spec: Any, path: Path) -> dict[str, Any]:
     return d
 
 
+def canonical_json(value: Any) -> bytes:
+    """The bytes a spec digest is taken over: keys sorted, no whitespace, UTF-8. The plugin writes
+    the same (lib/distspec/util/canonical_json.h), so a spec file and its copy inline in a model
+    file have one digest whatever their order and indentation."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def spec_sha256(spec: dict[str, Any]) -> str:
+    """parameters.spec_sha256 of a model file: SHA-256 of the spec's canonical JSON."""
+    return hashlib.sha256(canonical_json(spec)).hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """parameters.graph_sha256 of a model file: SHA-256 of the graph file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def write_model_file(path: Path, units: str, cutoff: float, elements: list[str], parameters: dict[str, Any],
                      spec_name: str, description: str, source: str, license: str) -> None:  # noqa: A002
-    """A DISTSPEC model file of the torch kind (doc/torch_models.md)."""
+    """A DISTSPEC model file of the torch kind (doc/torch_models.md). `parameters` of an export carry
+    graph_sha256 and spec_sha256 (file_sha256, spec_sha256), which the plugin checks at load."""
     path.write_text(json.dumps({
         "format": "distspec-model",
         "format_version": 1,
