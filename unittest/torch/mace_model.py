@@ -4,10 +4,15 @@ The reference is MACE's own periodic evaluation, which knows nothing of halos: o
 only, every edge to an image carrying its shift vector (MACE's `shifts`, with `unit_shifts`
 and the cell so that MACE's own displacement trick gives the virial). Needs mace-torch
 (DISTSPEC_PYTHON_MACE's environment).
+
+`trained_fp64()` is a MACE as a user trains one in fp64: built with float64 as torch's default
+dtype (mace_run_train's `--default_dtype float64`), trained a few steps, saved by torch.save; its
+reference is mace's own calculator (`calculator()`), which loads the file itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import torch
@@ -41,6 +46,113 @@ def build(r_max: float = 4.5, interactions: int = 2, seed: int = 0, heads: list[
         **({"heads": list(heads)} if heads else {}),
     )
     return model.to(torch.float64).eval()
+
+
+@contextlib.contextmanager
+def default_dtype(dtype: torch.dtype):
+    """torch's default dtype inside (mace's calculator and mace_run_train set it globally)."""
+    saved = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(saved)
+
+
+TRAINING = {"structures": 4, "cells": (2, 1, 1), "rattle": 0.2, "steps": 6, "lr": 0.01}
+
+
+def _training_set() -> list:
+    """A handful of small rattled Cu/Ni fcc cells (8 atoms) with ASE's EMT energies and forces."""
+    from ase import Atoms  # noqa: PLC0415 (mace-torch depends on ase)
+    from ase.calculators.emt import EMT  # noqa: PLC0415
+
+    frames = []
+    for k in range(TRAINING["structures"]):
+        system = periodic.fcc(3.565, TRAINING["cells"], n_types=2, masses={}, rattle=TRAINING["rattle"], seed=100 + k)
+        atoms = Atoms(symbols=[["Cu", "Ni"][t - 1] for t in system.types.tolist()],
+                      positions=system.positions.numpy(), cell=list(system.hi), pbc=True)
+        atoms.calc = EMT()
+        frames.append((atoms, atoms.get_potential_energy(), torch.tensor(atoms.get_forces())))
+    return frames
+
+
+def _inputs(model: torch.nn.Module, atoms) -> dict:
+    """MACE's inputs for `atoms` as its calculator makes them (mace's neighbour list), in fp64."""
+    from mace.data.neighborhood import get_neighborhood  # noqa: PLC0415
+
+    edge_index, shifts, unit_shifts, cell = get_neighborhood(atoms.get_positions(), cutoff=float(model.r_max),
+                                                             pbc=(True, True, True), cell=atoms.get_cell()[:])
+    z_table = model.atomic_numbers.tolist()
+    index = torch.tensor([z_table.index(z) for z in atoms.get_atomic_numbers().tolist()])
+    n = len(atoms)
+    return {
+        "positions": torch.tensor(atoms.get_positions(), dtype=torch.float64),
+        "node_attrs": torch.nn.functional.one_hot(index, len(z_table)).to(torch.float64),
+        "edge_index": torch.as_tensor(edge_index, dtype=torch.int64),
+        "shifts": torch.as_tensor(shifts, dtype=torch.float64),
+        "unit_shifts": torch.as_tensor(unit_shifts, dtype=torch.float64),
+        "cell": torch.as_tensor(cell, dtype=torch.float64).reshape(1, 3, 3),
+        "batch": torch.zeros(n, dtype=torch.int64),
+        "ptr": torch.tensor([0, n]),
+    }
+
+
+def trained_fp64(r_max: float = 4.5, interactions: int = 2, seed: int = 1) -> torch.nn.Module:
+    """A ScaleShiftMACE built in fp64 (float64 the default dtype while it is built, as mace_run_train
+    --default_dtype float64 does) and trained TRAINING["steps"] Adam steps on energies and forces of
+    a handful of small Cu/Ni cells; every weight has moved off its initial value (checked)."""
+    with default_dtype(torch.float64):
+        model = build(r_max=r_max, interactions=interactions, seed=seed)
+    initial = {k: v.detach().clone() for k, v in model.named_parameters()}
+    frames = [(_inputs(model, atoms), energy, forces) for atoms, energy, forces in _training_set()]
+    optimizer = torch.optim.Adam(model.parameters(), lr=TRAINING["lr"])
+    model.train()
+    for _ in range(TRAINING["steps"]):
+        optimizer.zero_grad()
+        loss = torch.zeros((), dtype=torch.float64)
+        for data, energy, forces in frames:
+            out = model(dict(data), training=True, compute_force=True)
+            n = data["positions"].shape[0]
+            loss = loss + ((out["energy"].sum() - energy) / n) ** 2 + ((out["forces"] - forces) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    unmoved = [k for k, v in model.named_parameters() if torch.equal(v.detach(), initial[k])]
+    if unmoved or any(v.dtype != torch.float64 for v in model.parameters()):
+        raise RuntimeError(f"training left {len(unmoved)} weights at their initial values ({unmoved[:3]}), or a "
+                           "weight not in fp64")
+    return model
+
+
+def calculator(model_file: str, system: periodic.System, type_elements: list[str]) -> dict:
+    """mace's own calculator (`MACECalculator`, default_dtype float64) on the model file: energy,
+    per-atom energies, forces and virial (-stress x volume), by tag."""
+    from ase import Atoms  # noqa: PLC0415
+    from mace.calculators import MACECalculator  # noqa: PLC0415
+
+    if any(t != 0.0 for t in system.tilt):
+        raise ValueError("calculator(): an orthogonal box only")
+    atoms = Atoms(symbols=[type_elements[t - 1] for t in system.types.tolist()],
+                  positions=system.positions.numpy(),
+                  cell=[h - lo for h, lo in zip(system.hi, system.lo)], pbc=True)
+    with default_dtype(torch.get_default_dtype()):  # the calculator sets it for the process
+        atoms.calc = MACECalculator(model_paths=model_file, device="cpu", default_dtype="float64")
+        energy = atoms.get_potential_energy()
+        forces = atoms.get_forces()
+        stress = atoms.get_stress(voigt=True)  # xx yy zz yz xz xy
+        node_energy = atoms.calc.results["energies"]  # its "node_energy" has the E0s taken off
+    volume = atoms.get_volume()
+    w = [-volume * stress[i] for i in (0, 1, 2, 5, 4, 3)]
+    return {
+        "ops": "mace's MACECalculator on the model file (default_dtype float64): its neighbour list, no halo",
+        "n_atoms": len(atoms),
+        "energy": float(energy),
+        "virial": [float(v) for v in w],
+        "tags": system.tags.tolist(),
+        "atomic_energies": [float(e) for e in node_energy],
+        "forces": forces.tolist(),
+    }
 
 
 def native(model: torch.nn.Module, system: periodic.System, type_elements: list[str], skin: float = 1.0,

@@ -26,6 +26,11 @@ The `mace` set (`--set mace`; DISTSPEC_PYTHON_MACE's environment, with mace-torc
   fixtures_mace.json
 
 The `twin` set (`--set twin`; DISTSPEC_PYTHON's environment): the built-in `mpnn` of
+  mace_fp64_L2.model                   a 2-interaction MACE built in fp64 and trained a few Adam steps on
+                                       EMT Cu/Ni cells (mace_model.trained_fp64), saved by torch.save;
+  mace_fp64_L2.{pt,json,spec.json}     exported from it by `distspec-export --from mace
+                                       mace_fp64_L2.model` (fp64, TorchScript)
+  ref_mace_fp64_L2.json                mace's own MACECalculator on the saved file, fp64
 potentials/cu_mpnn_L2.json rewritten in PyTorch (native_mpnn.py), which LAMMPS runs beside the
 native model on the same deck (no reference file: each backend is the other's):
 
@@ -107,7 +112,7 @@ UNITS = "metal"
 DATA = "cuni_fcc.data"
 SETS = {  # set: {name: (layers, format)}
     "toy": {"toy_mpnn_L2": (2, "aoti"), "toy_mpnn_L4": (4, "aoti"), "toy_mpnn_L2_ts": (2, "torchscript")},
-    "mace": {"mace_L2": (2, "aoti"), "mace_heads_L2": (2, "torchscript")},
+    "mace": {"mace_L2": (2, "aoti"), "mace_heads_L2": (2, "torchscript"), "mace_fp64_L2": (2, "torchscript")},
     "twin": {"native_mpnn_L2": (2, "aoti"), "native_mpnn_L2_ts": (2, "torchscript")},
     "aimnet": {"aimnet_P3": (3, "aoti"), "aimnet_P3_ts": (3, "torchscript")},
     "sevennet": {"7net0": (5, "aoti"), "7net_l3i5": (5, "torchscript"), "7net_mf0_pbe": (5, "torchscript")},
@@ -132,10 +137,14 @@ MACE_HEADS = {"heads": ["pbe", "mp"], "head": "mp"}
 SEVENNET_CHECKPOINT = "7net-mf-0"  # its checkpoint file, as a user's fine-tuned one is given
 SEVENNET_MODAL = "PBE"
 COMMAND_LINE = {
+# The MACE trained and saved in fp64 (mace_model.trained_fp64); its reference is mace's own
+# calculator on the saved file, so a weight the export rounds shows (cases/mace_fp64_L2.json).
+MACE_FP64 = "mace_fp64_L2"
     "mace_heads_L2": ("mace", "mace_heads_L2.model", ["--head", MACE_HEADS["head"], "--elements", *ELEMENTS]),
     "7net_l3i5": ("sevennet", "7net-l3i5", ["--precision", "fp32"]),
     "7net_mf0_pbe": ("sevennet", None, ["--modal", SEVENNET_MODAL, "--precision", "fp32", "--elements", "Si"]),
 }
+    "mace_fp64_L2": ("mace", "mace_fp64_L2.model", ["--elements", *ELEMENTS]),
 # The sevennet models of COMMAND_LINE: their SevenNetCalculator arguments, and the one structure
 # they are checked on.
 SEVENNET_REFERENCE = {"7net_l3i5": ("7net-l3i5", None), "7net_mf0_pbe": ("7net-mf-0", SEVENNET_MODAL)}
@@ -193,6 +202,8 @@ def mace_build(name: str, layers: int):
     heads = MACE_HEADS["heads"] if name in COMMAND_LINE else None
     return mace_model.build(r_max=CUTOFF, interactions=layers, heads=heads)
 
+    if name == MACE_FP64:
+        return mace_model.trained_fp64(r_max=CUTOFF, interactions=layers)
 
 def mace_models():
     for name, (layers, fmt) in SETS["mace"].items():
@@ -391,6 +402,15 @@ def references(which: str, out: Path) -> list[tuple[str, dict]]:
         ref = {"model": {"module": "mace_model.build", "interactions": layers, "r_max": CUTOFF, "seed": 0},
                "data_file": DATA, "type_elements": ELEMENTS, "units": UNITS}
         model = mace_build(name, layers)
+        if name == MACE_FP64:  # the file as saved, through mace's own calculator
+            model_file = COMMAND_LINE[name][1]
+            system = periodic.read_data(out / DATA)
+            ref = {"model": f"mace_model.trained_fp64(interactions={layers}) saved as {model_file}", "data_file": DATA,
+                   "type_elements": ELEMENTS, "units": UNITS,
+                   "n_edges": int(periodic.rows(system, CUTOFF, CUTOFF).edge_index.shape[1])}
+            ref.update(mace_model.calculator(str(out / model_file), system, ELEMENTS))
+            refs.append((f"ref_{name}.json", ref))
+            continue
         head = None
         if name in COMMAND_LINE:  # the head the command line chose, by its index in MACE's own model
             ref["model"].update(heads=MACE_HEADS["heads"], head=MACE_HEADS["head"])
@@ -548,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.set in ("twin", "sevennet"):  # sevennet: a reference per structure
             del manifest["models"][name]["reference"]
         print(f"{name}: {result.graph_file.name} ({', '.join(f'{k} {v:.1f} s' for k, v in result.seconds.items())}); "
-              f"eager check: energies {result.deviations['atomic_energies']:.1e}, "
+              f"check against the model as given: energies {result.deviations['atomic_energies']:.1e}, "
               f"forces {result.deviations['forces']:.1e}", flush=True)
 
     t0 = time.perf_counter()

@@ -19,6 +19,10 @@ For each fixture of make_fixtures.py (toy_mpnn L2 and L4 as .pt2, L2 as .pt):
 
 Then distspec-export's command line must stop with a clear message on bad input.
 
+The mace set's MACE trained and saved in fp64 (mace_fp64_L2) must equal mace's own calculator to
+1e-12, its rebuild keep every weight, and the export's check refuse a graph whose weights were
+rounded to fp32 on the way (check_precision_kept).
+
 With `--set mace` the same checks run on the MACE fixture (make_fixtures.py --set mace), against
 MACE's own periodic evaluation, which has no halo at all (mace_model.py); with `--set aimnet`
 on the AIMNet2 fixture against AIMNet2's own (aimnet_model.py). A set whose manifest gives
@@ -50,6 +54,10 @@ from results import Results  # noqa: E402
 
 TOLERANCE = 1e-10
 LAYOUTS = ((2.0, 11), (0.5, 23))  # (skin, shuffle seed)
+# The models trained and saved in fp64, against their package's own fp64 evaluation: 1e-12
+# (a weight rounded to fp32 on the way moves them by 1e-8).
+FP64_TRAINED = ("mace_fp64_L2",)
+FP64_TOLERANCE = 1e-12
 DOC_PARAMETERS = ["graph", "format", "precision", "message_passing_layers", "comm_width", "contract", "torch_version"]
 
 
@@ -169,7 +177,8 @@ def check_graph(results: Results, fixtures: Path, name: str, entry: dict, manife
             results.report(False, f"{name}, skin {skin}", "ran, though its atoms have more neighbours than it takes")
             continue
         worst = max(dev.values())
-        results.report(worst <= TOLERANCE, f"{name} vs eager reference, skin {skin}",
+        tolerance = FP64_TOLERANCE if name in FP64_TRAINED else TOLERANCE
+        results.report(worst <= tolerance, f"{name} vs eager reference, skin {skin}",
                        f"{n_halo} halo rows, {n_edges} edges; relative deviations "
                        + ", ".join(f"{k} {v:.1e}" for k, v in dev.items()) + f"; op calls {calls}")
     why = check.small_ranks_fail(run, torch.float64, cutoff=manifest["cutoff"])
@@ -293,6 +302,58 @@ sys.exit(main(sys.argv[2:]))
 
 
 def check_accelerated_spec(results: Results) -> None:
+def check_precision_kept(results: Results, workdir: Path, fixtures: Path) -> None:
+    """The MACE trained and saved in fp64 (make_fixtures.MACE_FP64): the exporter's rebuild keeps
+    every weight bit for bit and leaves torch's default dtype as it was, an error included; and
+    the export's check compares with the model as given, so a rebuild that rounds the weights to
+    fp32 (extract_model under torch's float32 default, as the exporter once rebuilt) is refused."""
+    import make_fixtures  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+    from distspec_export import cli, mace, precision  # noqa: PLC0415
+    from distspec_export.trace import ExportError  # noqa: PLC0415
+    from mace.tools.compile import disable_e3nn_codegen  # noqa: PLC0415
+    from mace.tools.scripts_utils import extract_model  # noqa: PLC0415
+
+    model_file = fixtures / make_fixtures.COMMAND_LINE[make_fixtures.MACE_FP64][1]
+    model = torch.load(str(model_file), map_location="cpu", weights_only=False)
+    default = torch.get_default_dtype()
+
+    def rounding_rebuild(m):
+        with disable_e3nn_codegen():  # torch's default dtype float32
+            return extract_model(m)
+
+    rounded = precision.changed_weights(model, rounding_rebuild(model))
+    kept = precision.changed_weights(model, mace._rebuild_without_codegen(model))
+    dtypes = {p.dtype for p in mace._rebuild_without_codegen(model).parameters()}
+    results.report(bool(rounded) and not kept and dtypes == {torch.float64} and torch.get_default_dtype() == default,
+                   "the MACE rebuild keeps an fp64 model's weights",
+                   f"rebuilt in fp64: {len(kept)} weights changed, parameters {sorted(map(str, dtypes))}; rebuilt "
+                   f"under float32: {len(rounded)} changed, by up to {max(rounded.values(), default=0.0):.1e}")
+    try:
+        mace._rebuild_without_codegen(torch.nn.Linear(2, 2).double())  # not a MACE: extract_model fails
+        failed = ""
+    except ExportError as e:
+        failed = str(e)
+    results.report(bool(failed) and torch.get_default_dtype() == default,
+                   "a failed MACE rebuild restores torch's default dtype",
+                   f"{torch.get_default_dtype()} after: {failed[:120]}")
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    argv = ["--from", "mace", str(model_file), "--elements", "Cu", "Ni", "--format", "torchscript",
+            "--out", str(workdir), "--name", "rounded"]
+    saved = mace._rebuild_without_codegen
+    mace._rebuild_without_codegen = rounding_rebuild
+    try:
+        cli.export_from_args(cli.parse_args(argv), log=lambda line: None)
+        message = ""
+    except ExportError as e:
+        message = str(e)
+    finally:
+        mace._rebuild_without_codegen = saved
+    results.report("differs from MACE's own evaluation of the model as given" in message and "1e-12" in message,
+                   "the export's check refuses a graph of fp32-rounded weights", message[:400] or "exported")
+
+
     """The spec the exporter writes for a graph that calls an accelerator's kernels: each a
     pass-through op adapter, as nvalchemi's own MACE spec for cuEquivariance lists them, which
     nvalchemi reads back unchanged; a graph op of another accelerator than the one asked for,
@@ -430,4 +491,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if args.set == "mace":
+        check_precision_kept(results, fixtures / "precision", fixtures)
     sys.exit(main())
