@@ -19,6 +19,7 @@
 
 #include "distspec/dispatch/dispatcher.h"
 #include "distspec/halo/indexed_halo_exchange.h"
+#include "gpu_present.h"
 #include "models/cuda_runtime.h"
 #include "models/model_factory.h"
 #include "models/model_file.h"
@@ -28,12 +29,6 @@ namespace distspec::test {
 namespace {
 
 constexpr double kTol64 = 1e-10;
-
-#define REQUIRE_CUDA()                                                                            \
-  do {                                                                                            \
-    std::string why;                                                                              \
-    if (!models::cuda::device_available(&why)) GTEST_SKIP() << "no CUDA device (" << why << ")"; \
-  } while (0)
 
 std::string potential(const std::string& name) {
   const char* dir = std::getenv("DISTSPEC_SOURCE_DIR");

@@ -26,12 +26,14 @@
 #include "distspec/halo/device_staging.h"
 #include "distspec/halo/indexed_halo_exchange.h"
 #include "expanded_graph.h"
+#include "gpu_present.h"
 #include "models/cuda_runtime.h"
 #include "models/model_factory.h"
 #include "models/model_file.h"
 #include "mpnn_test_network.h"
 #include "mpnn_widen.h"
 #include "periodic_graph.h"
+#include "skip_report.h"
 
 namespace distspec::test {
 namespace {
@@ -42,12 +44,6 @@ using models::Model;
 using models::ModelFile;
 using models::ModelOutputs;
 using models::OutputRequest;
-
-#define REQUIRE_CUDA()                                                                 \
-  do {                                                                                 \
-    std::string why;                                                                   \
-    if (!models::cuda::device_available(&why)) GTEST_SKIP() << "no CUDA device (" << why << ")"; \
-  } while (0)
 
 std::string source_dir() {
   if (const char* dir = std::getenv("DISTSPEC_SOURCE_DIR"); dir && *dir) return dir;
@@ -676,10 +672,12 @@ TEST_P(GpuEqualsCpu, DeviceResidentEdgeFaultsAreTheHostChecksErrors) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();  // test discovery: the list alone
-  std::string why;
-  if (distspec::models::cuda::device_available(&why))
+  // Each skip with its reason, for scripts/test_summary.py.
+  ::testing::UnitTest::GetInstance()->listeners().Append(new distspec::testing::SkipReport(
+      [](const std::string& mine) { return std::vector<std::string>{mine}; }, true));
+  if (const std::string why = distspec::testing::no_cuda_device(); why.empty())
     std::printf("[   info   ] CUDA device: %s\n", distspec::models::cuda::device_description().c_str());
   else
-    std::printf("[   info   ] no CUDA device (%s): every test is skipped\n", why.c_str());
+    std::printf("[   info   ] %s: every test is skipped\n", why.c_str());
   return RUN_ALL_TESTS();
 }
