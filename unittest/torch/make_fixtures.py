@@ -23,14 +23,14 @@ The `mace` set (`--set mace`; DISTSPEC_PYTHON_MACE's environment, with mace-torc
   mace_heads_L2.{pt,json,spec.json}    exported from it by `distspec-export --from mace
                                        mace_heads_L2.model --head mp` (TorchScript)
   ref_mace_heads_L2.json               MACE's own evaluation of head mp
-  fixtures_mace.json
-
-The `twin` set (`--set twin`; DISTSPEC_PYTHON's environment): the built-in `mpnn` of
   mace_fp64_L2.model                   a 2-interaction MACE built in fp64 and trained a few Adam steps on
                                        EMT Cu/Ni cells (mace_model.trained_fp64), saved by torch.save;
   mace_fp64_L2.{pt,json,spec.json}     exported from it by `distspec-export --from mace
                                        mace_fp64_L2.model` (fp64, TorchScript)
   ref_mace_fp64_L2.json                mace's own MACECalculator on the saved file, fp64
+  fixtures_mace.json
+
+The `twin` set (`--set twin`; DISTSPEC_PYTHON's environment): the built-in `mpnn` of
 potentials/cu_mpnn_L2.json rewritten in PyTorch (native_mpnn.py), which LAMMPS runs beside the
 native model on the same deck (no reference file: each backend is the other's):
 
@@ -134,17 +134,17 @@ AIMNET = {"elements": ["H", "C", "N", "O"], "cutoff": 4.0, "data": "molecules.da
 # source, the arguments after it); a mace source is the file the set's model is saved to, a
 # sevennet one a pretrained name or a checkpoint file (None: the file of SEVENNET_CHECKPOINT).
 MACE_HEADS = {"heads": ["pbe", "mp"], "head": "mp"}
-SEVENNET_CHECKPOINT = "7net-mf-0"  # its checkpoint file, as a user's fine-tuned one is given
-SEVENNET_MODAL = "PBE"
-COMMAND_LINE = {
 # The MACE trained and saved in fp64 (mace_model.trained_fp64); its reference is mace's own
 # calculator on the saved file, so a weight the export rounds shows (cases/mace_fp64_L2.json).
 MACE_FP64 = "mace_fp64_L2"
+SEVENNET_CHECKPOINT = "7net-mf-0"  # its checkpoint file, as a user's fine-tuned one is given
+SEVENNET_MODAL = "PBE"
+COMMAND_LINE = {
     "mace_heads_L2": ("mace", "mace_heads_L2.model", ["--head", MACE_HEADS["head"], "--elements", *ELEMENTS]),
+    "mace_fp64_L2": ("mace", "mace_fp64_L2.model", ["--elements", *ELEMENTS]),
     "7net_l3i5": ("sevennet", "7net-l3i5", ["--precision", "fp32"]),
     "7net_mf0_pbe": ("sevennet", None, ["--modal", SEVENNET_MODAL, "--precision", "fp32", "--elements", "Si"]),
 }
-    "mace_fp64_L2": ("mace", "mace_fp64_L2.model", ["--elements", *ELEMENTS]),
 # The sevennet models of COMMAND_LINE: their SevenNetCalculator arguments, and the one structure
 # they are checked on.
 SEVENNET_REFERENCE = {"7net_l3i5": ("7net-l3i5", None), "7net_mf0_pbe": ("7net-mf-0", SEVENNET_MODAL)}
@@ -199,11 +199,11 @@ def toy_models():
 def mace_build(name: str, layers: int):
     import mace_model  # noqa: PLC0415
 
+    if name == MACE_FP64:
+        return mace_model.trained_fp64(r_max=CUTOFF, interactions=layers)
     heads = MACE_HEADS["heads"] if name in COMMAND_LINE else None
     return mace_model.build(r_max=CUTOFF, interactions=layers, heads=heads)
 
-    if name == MACE_FP64:
-        return mace_model.trained_fp64(r_max=CUTOFF, interactions=layers)
 
 def mace_models():
     for name, (layers, fmt) in SETS["mace"].items():
@@ -399,9 +399,6 @@ def references(which: str, out: Path) -> list[tuple[str, dict]]:
 
     refs = []
     for name, (layers, _) in SETS["mace"].items():
-        ref = {"model": {"module": "mace_model.build", "interactions": layers, "r_max": CUTOFF, "seed": 0},
-               "data_file": DATA, "type_elements": ELEMENTS, "units": UNITS}
-        model = mace_build(name, layers)
         if name == MACE_FP64:  # the file as saved, through mace's own calculator
             model_file = COMMAND_LINE[name][1]
             system = periodic.read_data(out / DATA)
@@ -411,6 +408,9 @@ def references(which: str, out: Path) -> list[tuple[str, dict]]:
             ref.update(mace_model.calculator(str(out / model_file), system, ELEMENTS))
             refs.append((f"ref_{name}.json", ref))
             continue
+        ref = {"model": {"module": "mace_model.build", "interactions": layers, "r_max": CUTOFF, "seed": 0},
+               "data_file": DATA, "type_elements": ELEMENTS, "units": UNITS}
+        model = mace_build(name, layers)
         head = None
         if name in COMMAND_LINE:  # the head the command line chose, by its index in MACE's own model
             ref["model"].update(heads=MACE_HEADS["heads"], head=MACE_HEADS["head"])

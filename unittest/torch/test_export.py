@@ -53,11 +53,11 @@ sys.path.insert(0, str(HERE.parents[1] / "tools"))
 from results import Results  # noqa: E402
 
 TOLERANCE = 1e-10
-LAYOUTS = ((2.0, 11), (0.5, 23))  # (skin, shuffle seed)
 # The models trained and saved in fp64, against their package's own fp64 evaluation: 1e-12
 # (a weight rounded to fp32 on the way moves them by 1e-8).
 FP64_TRAINED = ("mace_fp64_L2",)
 FP64_TOLERANCE = 1e-12
+LAYOUTS = ((2.0, 11), (0.5, 23))  # (skin, shuffle seed)
 DOC_PARAMETERS = ["graph", "format", "precision", "message_passing_layers", "comm_width", "contract", "torch_version"]
 
 
@@ -292,16 +292,6 @@ def make_fixtures_heads_file() -> str:
     return make_fixtures.COMMAND_LINE["mace_heads_L2"][1]
 
 
-NO_NVALCHEMI = """
-import sys
-sys.modules["nvalchemi"] = None  # as on a machine where nvalchemi-toolkit cannot be installed
-sys.path.insert(0, sys.argv[1])
-from distspec_export.cli import main
-sys.exit(main(sys.argv[2:]))
-"""
-
-
-def check_accelerated_spec(results: Results) -> None:
 def check_precision_kept(results: Results, workdir: Path, fixtures: Path) -> None:
     """The MACE trained and saved in fp64 (make_fixtures.MACE_FP64): the exporter's rebuild keeps
     every weight bit for bit and leaves torch's default dtype as it was, an error included; and
@@ -354,6 +344,16 @@ def check_precision_kept(results: Results, workdir: Path, fixtures: Path) -> Non
                    "the export's check refuses a graph of fp32-rounded weights", message[:400] or "exported")
 
 
+NO_NVALCHEMI = """
+import sys
+sys.modules["nvalchemi"] = None  # as on a machine where nvalchemi-toolkit cannot be installed
+sys.path.insert(0, sys.argv[1])
+from distspec_export.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def check_accelerated_spec(results: Results) -> None:
     """The spec the exporter writes for a graph that calls an accelerator's kernels: each a
     pass-through op adapter, as nvalchemi's own MACE spec for cuEquivariance lists them, which
     nvalchemi reads back unchanged; a graph op of another accelerator than the one asked for,
@@ -480,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         check_graph(results, fixtures, name, entry, manifest)
     if args.set in ("toy", "mace"):
         check_sources(results, fixtures / "bad_sources", fixtures, args.set)
+    if args.set == "mace":
+        check_precision_kept(results, fixtures / "precision", fixtures)
     if args.set == "toy":
         check_cli(results, fixtures / "bad_inputs")
         check_accelerated_spec(results)
@@ -491,6 +493,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if args.set == "mace":
-        check_precision_kept(results, fixtures / "precision", fixtures)
     sys.exit(main())
