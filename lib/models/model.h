@@ -171,6 +171,10 @@ struct ModelInfo {
   // which pair_coeff sets on the element's atom types as LAMMPS' eam styles do; empty: the
   // model gives none (the input script's `mass` commands alone set them).
   std::vector<double> element_masses;
+  // What the model found at load that the host should report and run on regardless (an exported
+  // model file too old to record what its graph was exported with); bind_model passes them on
+  // in RunPlan::warnings.
+  std::vector<std::string> warnings;
 };
 
 struct ModelFile;

@@ -11,6 +11,7 @@ inline constexpr char value[] = "model.value";              // right type, unacc
 inline constexpr char io[] = "model.io";                    // a referenced file cannot be read
 inline constexpr char table[] = "model.table";              // a LAMMPS potential file is malformed
 inline constexpr char potential_file[] = "model.potential_file";  // a LAMMPS potential file where a model file belongs
+inline constexpr char not_model_file[] = "model.not_model_file";  // another kind of file where a model file belongs
 inline constexpr char op_args[] = "model.op_args";          // an op got arguments of the wrong shape
 inline constexpr char device[] = "model.device";            // no CUDA build or device, or a CUDA call failed
 inline constexpr char accelerator[] = "model.accelerator";  // a graph calls kernels this build cannot load

@@ -1,11 +1,15 @@
 #include "models/model_file.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
 #include "distspec/strict_json.h"
+#include "distspec/util/canonical_json.h"
+#include "distspec/util/sha256.h"
 #include "models/model_factory.h"
+#include "models/not_model_file.h"
 
 namespace distspec::models {
 namespace {
@@ -64,9 +68,12 @@ void read_spec(const Json* value, ModelFile& m, const std::string& spec_override
   if (value->is_object()) {
     m.spec = mlip_spec_from_json(*value, m.path, "/spec");
     m.spec_source = "inline";
+    m.spec_sha256 = sha256_hex(canonical_json(*value));
   } else if (value->is_string()) {
     m.spec_source = m.resolve(value->get<std::string>());
-    m.spec = read_mlip_spec(read_file_bytes(m.spec_source, "/spec"), m.spec_source);
+    const std::string bytes = read_file_bytes(m.spec_source, "/spec");
+    m.spec = read_mlip_spec(bytes, m.spec_source);
+    m.spec_sha256 = sha256_hex(canonical_json(parse_json_strict(bytes, m.spec_source)));
   } else {
     throw Error(model_error_id::type, "/spec",
                 "expected an MLIPSpec object or a path string, found " + json_type_phrase(*value));
@@ -134,6 +141,25 @@ ModelFile parse(const Json& root, const std::string& path, const std::string& sp
   return m;
 }
 
+// Bytes that are no JSON: what they look like where that can be told (a graph distspec-export
+// wrote, a model or checkpoint as its package saved it), and the file to give instead.
+Error not_json(const Error& parse_error, std::string_view bytes, const std::string& path) {
+  if (const auto other = recognise_not_model_file(bytes, path))
+    return Error(model_error_id::not_model_file, "", "this is " + other->looks_like + ", not a DISTSPEC model file",
+                 other->hint, path);
+  return Error(parse_error.id(), parse_error.pointer(), parse_error.message(), model_file_is_json_hint(), path);
+}
+
+// An MLIPSpec (what nvalchemi's MLIPSpec.save() writes) where the model file belongs.
+std::optional<Error> spec_not_model_file(const Json& root) {
+  if (!root.is_object() || root.contains("format") || !root.contains("core") || !root.contains("version"))
+    return std::nullopt;
+  return Error(model_error_id::not_model_file, "",
+               "this is an MLIPSpec (a spec file nvalchemi saved: 'version' and 'core'), not a DISTSPEC model file",
+               "give pair_coeff the model file that names this spec under \"spec\" (distspec-export writes NAME.json "
+               "beside NAME.spec.json), or this spec to `pair_style distspec spec FILE`");
+}
+
 }  // namespace
 
 std::string ModelFile::resolve(const std::string& relative) const {
@@ -146,13 +172,14 @@ ModelFile parse_model_file(std::string_view bytes, const std::string& path, cons
     Json root;
     try {
       root = parse_json_strict(bytes, path);
-    } catch (const Error&) {
+    } catch (const Error& e) {
       // Not JSON: a LAMMPS potential file where the model file belongs, perhaps, which an
       // architecture reads as the model file it stands for.
       auto model = model_for_foreign_file(bytes, path);
-      if (!model) throw;
+      if (!model) throw not_json(e, bytes, path);
       root = std::move(*model);
     }
+    if (const auto spec = spec_not_model_file(root)) throw *spec;
     return parse(root, path, spec_override);
   } catch (const Error& e) {
     // Errors of a referenced file (a spec file) already name it; the rest name the model file.

@@ -56,6 +56,10 @@ struct ModelFile {
   std::string parameters_file;       // resolved path, or empty
   MLIPSpec spec;
   std::string spec_source;  // the spec file's path, or "inline"
+  // SHA-256 of the spec's canonical JSON (distspec/util/canonical_json.h), whether inline or in
+  // its file, which an exported model file records to be checked against (parameters.spec_sha256);
+  // empty for a spec given on the pair_style line or a built-in one.
+  std::string spec_sha256;
   std::vector<std::string> autograd_outputs;
   ForceStrategy force_strategy = ForceStrategy::analytic;
   std::string precision;  // runtime.precision, or empty: the architecture's own choice

@@ -205,6 +205,7 @@ RunPlan bind_model(const ModelFile& file, const ModelInfo& info, const HostFacts
   plan.inputs.species = info.plain_input_rows || contains(fields, "atomic_numbers");
   plan.inputs.charges = host.has_charges && (info.plain_input_rows ? info.reads_charges : contains(fields, "charges"));
   check_helpers(file, host, sources, plan.warnings);
+  plan.warnings.insert(plan.warnings.end(), info.warnings.begin(), info.warnings.end());
   return plan;
 }
 

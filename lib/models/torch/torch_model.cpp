@@ -20,6 +20,7 @@
 #include "models/json_fields.h"
 #include "models/model_file.h"
 #include "models/torch/accelerators.h"
+#include "models/torch/graph_provenance.h"
 #include "models/torch/graph_tensors.h"
 #include "models/torch/halo_ops.h"
 #include "models/torch/sevennet_serial.h"
@@ -31,6 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kContract = 1;
+// The graph's metadata the exporter writes (doc/torch_models.md, "What the graph file carries").
+constexpr char kMetadataKey[] = "distspec.json";
 constexpr char kContractInputs[] =
     "positions [N,3], species [N] int64, edge_index [2,E] int64, n_owned [] int64, send_index [0] int64, "
     "recv_dest [n_halo] int64, recv_real [n_halo] bool";
@@ -62,7 +65,7 @@ Params parse_params(const ModelFile& file) {
                "give parameters.graph, the .pt2 or .pt file beside the model file");
   const Json& root = expect_object(file.parameters, "/parameters",
                                    {"graph", "format", "precision", "message_passing_layers", "comm_width",
-                                    "contract", "torch_version", "accelerator"});
+                                    "contract", "torch_version", "accelerator", "graph_sha256", "spec_sha256"});
   Params p;
   const Json* graph = find_member(root, "graph");
   if (!graph)
@@ -224,6 +227,10 @@ class TorchModel final : public Model {
     info_.halo_scatter_corrections = std::any_of(info_.ops.begin(), info_.ops.end(), [](const std::string& op) {
       return op.find("::halo_scatter_correct_static") != std::string::npos;
     });
+    // The model file against what its graph and spec were exported with, before a call that
+    // would run a graph with another cutoff, precision or element order than the file says.
+    check_graph_provenance(file, {params_.graph, graph_metadata_, params_.precision, params_.layers, params_.comm_width},
+                           info_.warnings);
     probe();
   }
 
@@ -284,6 +291,7 @@ class TorchModel final : public Model {
     std::unordered_map<std::string, std::string> metadata;
     try {
       metadata = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(params_.graph, "model");
+      graph_metadata_ = metadata.count(kMetadataKey) ? metadata[kMetadataKey] : "";
     } catch (const std::exception& e) {
       static const std::regex none("$^");
       throw load_error("is not an AOTInductor package with a model named 'model'", e, none);
@@ -322,7 +330,9 @@ class TorchModel final : public Model {
     if (params_.accelerator)
       require_accelerator(*params_.accelerator, std::string(params_.accelerator->op_namespace) + "::*", params_.graph,
                           "/parameters/accelerator");
-    load_script(c10::Device(c10::kCPU));
+    torch::jit::ExtraFilesMap extra{{kMetadataKey, ""}};
+    load_script(c10::Device(c10::kCPU), &extra);
+    graph_metadata_ = extra[kMetadataKey];
     const c10::FunctionSchema& schema = script_->get_method("forward").function().getSchema();
     const std::size_t inputs = schema.arguments().size() - 1;  // less self
     const c10::TypePtr returns = schema.returns().size() == 1 ? schema.returns()[0].type() : nullptr;
@@ -356,9 +366,11 @@ class TorchModel final : public Model {
     if (device_ != Device::cpu) load_script(torch_device(device_));
   }
 
-  void load_script(const c10::Device& where) {
+  // `extra`: the module's extra files to read, by name.
+  void load_script(const c10::Device& where, torch::jit::ExtraFilesMap* extra = nullptr) {
     try {
-      script_ = torch::jit::load(params_.graph, where);
+      torch::jit::ExtraFilesMap none;
+      script_ = torch::jit::load(params_.graph, where, extra ? *extra : none);
     } catch (const std::exception& e) {
       static const std::regex missing("Unknown builtin op: ([A-Za-z0-9_]+::[A-Za-z0-9_]+)");
       throw load_error("cannot be loaded as TorchScript", e, missing);
@@ -565,6 +577,7 @@ class TorchModel final : public Model {
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> aoti_;
   std::optional<torch::jit::Module> script_;
   bool energies_only_ = false;  // a TorchScript module returning atomic energies alone
+  std::string graph_metadata_;  // the graph's distspec.json (graph_provenance.h); empty where it has none
   std::vector<HaloCall> probe_calls_;  // the collectives of one call, in order
   bool recording_ = false;
   GraphTensors rows_;      // this call's graph on the model's device (over the host's arrays where they are there)
