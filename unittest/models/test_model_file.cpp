@@ -269,6 +269,140 @@ TEST(ModelFileErrors, NotJsonOrNotThere) {
   EXPECT_EQ(missing.message(), "cannot read the model file");
 }
 
+// The spec a model file names is digested over its canonical JSON: the same whether in its file
+// or inline, whatever the order and indentation; another spec digests otherwise; a spec given on
+// the pair_style line or built in is not the model file's, and has none.
+TEST(ModelFile, SpecDigestInlineOrInItsFile) {
+  const Json lj = shipped("lj_argon.json");
+  const models::ModelFile in_file = parse(lj);
+  // Python: hashlib.sha256(json.dumps(json.load(open("potentials/specs/lj_halo.json")),
+  // sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+  EXPECT_EQ(in_file.spec_sha256, "2a86ad4083de588da8de7040dcf6a2f64589d8b3059210663e30203353637edd");
+  const Json spec = Json::parse(models::read_file_bytes(potentials("specs/lj_halo.json")));
+  Json reordered = Json::object();
+  for (auto it = spec.rbegin(); it != spec.rend(); ++it) reordered[it.key()] = it.value();
+  EXPECT_EQ(parse(with(lj, "/spec", reordered)).spec_sha256, in_file.spec_sha256);
+  EXPECT_NE(parse(with(lj, "/spec", with(spec, "/system_reductions", false))).spec_sha256, in_file.spec_sha256);
+  EXPECT_EQ(parse(lj, potentials("specs/eam_halo.json")).spec_sha256, "");
+  EXPECT_EQ(parse(without(lj, "spec")).spec_sha256, "");
+}
+
+// A zip archive of stored records, as PyTorch writes them (CRCs left zero: nothing here reads
+// them); with `zip64` the end records say so, as an archive of more than 65 535 records must.
+std::string zip_of(const std::vector<std::pair<std::string, std::string>>& records, bool zip64 = false) {
+  auto le = [](std::string& out, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  std::string out, central;
+  for (const auto& [name, data] : records) {
+    const std::uint64_t offset = out.size();
+    out += "PK\x03\x04";
+    le(out, 20, 2), le(out, 0, 2), le(out, 0, 2), le(out, 0, 4), le(out, 0, 4);
+    le(out, data.size(), 4), le(out, data.size(), 4), le(out, name.size(), 2), le(out, 0, 2);
+    out += name + data;
+    central += "PK\x01\x02";
+    le(central, 20, 2), le(central, 20, 2), le(central, 0, 2), le(central, 0, 2), le(central, 0, 4), le(central, 0, 4);
+    le(central, data.size(), 4), le(central, data.size(), 4), le(central, name.size(), 2);
+    le(central, zip64 ? 12 : 0, 2), le(central, 0, 2), le(central, 0, 2), le(central, 0, 2), le(central, 0, 4);
+    le(central, zip64 ? 0xffffffffu : offset, 4);
+    central += name;
+    if (zip64) le(central, 1, 2), le(central, 8, 2), le(central, offset, 8);
+  }
+  const std::uint64_t directory = out.size();
+  out += central;
+  if (zip64) {
+    const std::uint64_t end64 = out.size();
+    out += "PK\x06\x06";
+    le(out, 44, 8), le(out, 45, 2), le(out, 45, 2), le(out, 0, 4), le(out, 0, 4);
+    le(out, records.size(), 8), le(out, records.size(), 8), le(out, central.size(), 8), le(out, directory, 8);
+    out += "PK\x06\x07";
+    le(out, 0, 4), le(out, end64, 8), le(out, 1, 4);
+  }
+  out += "PK\x05\x06";
+  le(out, 0, 2), le(out, 0, 2), le(out, zip64 ? 0xffff : records.size(), 2), le(out, zip64 ? 0xffff : records.size(), 2);
+  le(out, central.size(), 4), le(out, zip64 ? 0xffffffffu : directory, 4), le(out, 0, 2);
+  return out;
+}
+
+// What pair_coeff says of `bytes` given as the model file `path`.
+Error not_a_model_file(const std::string& bytes, const std::string& path = "run/toy.pt2") {
+  return error_of([&] { models::parse_model_file(bytes, path, ""); });
+}
+
+// A file of another kind where the model file belongs: what it looks like (from the records of
+// PyTorch's zip archive and the names its pickle holds) and which file to give instead.
+TEST(ModelFileErrors, AnotherKindOfFileSaysWhatItIsAndWhatToGive) {
+  using namespace std::string_literals;
+  struct Case {
+    std::string name, bytes, looks_like, hint;
+  };
+  const std::string pt2_meta = R"({"distspec.json": "{}", "AOTI_DEVICE_KEY": "cpu"})";
+  const std::vector<Case> cases{
+      {"mace", zip_of({{"m/data.pkl", "\x80\x02" "cmace.modules.models\nScaleShiftMACE\nq\x00"s}, {"m/version", "3\n"}}),
+       "this is a MACE model saved by mace-torch", "`distspec-export --from mace run/toy.pt2 --out DIR --name NAME`"},
+      {"sevennet", zip_of({{"c/data.pkl", "\x80\x02}X\x10\x00\x00\x00model_state_dictX\x06\x00\x00\x00" "config"s}}),
+       "this is a SevenNet checkpoint", "--from sevennet run/toy.pt2 --precision fp32"},
+      {"nequip checkpoint", zip_of({{"c/data.pkl", "X\x19\x00\x00\x00pytorch-lightning_versionX\x06\x00\x00\x00nequip"s}}),
+       "this is a nequip training checkpoint", "--from nequip run/toy.pt2"},
+      {"nequip package", zip_of({{"p/.data/extern_modules", ""}, {"p/nequip/model.pkl", ""}, {"p/.data/version", "6"}}),
+       "this is a nequip package", "--from nequip run/toy.pt2"},
+      {"our .pt2", zip_of({{"g/data/aotinductor/model/c1.wrapper.so", "\x7f" "ELF"},
+                           {"g/data/aotinductor/model/c1.wrapper_metadata.json", pt2_meta}, {"g/.data/version", "1"}}),
+       "this is an AOTInductor package (.pt2) distspec-export wrote", "the model file distspec-export wrote beside it, run/toy.json"},
+      {"our .pt", zip_of({{"g/extra/distspec.json", "{}"}, {"g/data.pkl", ""}, {"g/code/__torch__.py", ""},
+                          {"g/constants.pkl", ""}}),
+       "this is a TorchScript module (.pt) distspec-export wrote", "run/toy.json"},
+      {"deployed", zip_of({{"d/extra/chemical_symbols_to_index", "Si"}, {"d/code/__torch__.py", ""}, {"d/constants.pkl", ""}}),
+       "this is a TorchScript module SevenNet deployed", "`distspec-export --deployed run/toy.pt2 --elements"},
+      {"other .pt2", zip_of({{"g/data/aotinductor/model/c1.wrapper_metadata.json", R"({"AOTI_DEVICE_KEY": "cpu"})"}}),
+       "this is an AOTInductor package (.pt2, data/aotinductor/ inside) that distspec-export did not write",
+       "pair_coeff takes a DISTSPEC model file (JSON)"},
+      {"torch.save", zip_of({{"a/data.pkl", "\x80\x02}q\x00."s}, {"a/data/0", "0000"}}),
+       "this is a file torch.save wrote", "--from mace FILE, --from sevennet FILE, --from nequip FILE, or --module"},
+      {"zip64", zip_of({{"m/data.pkl", "cmace.modules.models\nMACE\n"}}, true), "this is a MACE model", "--from mace"},
+      {"plain zip", zip_of({{"notes/readme.txt", "hello"}}), "this is a zip archive ('notes/readme.txt'), not one PyTorch writes",
+       "pair_coeff takes a DISTSPEC model file (JSON)"},
+      {"cut zip", zip_of({{"m/data.pkl", "x"}}).substr(0, 20), "this is a zip archive cut short", "distspec-export"},
+      {"pickle", std::string("\x80\x04\x95\x00\x00", 5), "this is a Python pickle", "distspec-export"},
+      {"binary", std::string("\x01\x02\x00\x03", 4), "this is a binary file (it starts '\\x01\\x02\\x00\\x03')", "distspec-export"},
+  };
+  for (const Case& c : cases) {
+    const Error e = not_a_model_file(c.bytes);
+    EXPECT_EQ(e.file(), "run/toy.pt2") << c.name;
+    EXPECT_EQ(e.id(), "model.not_model_file") << c.name;
+    EXPECT_EQ(e.message().rfind(c.looks_like, 0), 0u) << c.name << ": " << e.message();
+    EXPECT_NE(e.message().find("not a DISTSPEC model file"), std::string::npos) << c.name;
+    EXPECT_NE(e.hint().find(c.hint), std::string::npos) << c.name << ": " << e.hint();
+  }
+}
+
+// JSON of another kind, and text that is no JSON at all: the first named, the second hinted.
+TEST(ModelFileErrors, SpecOrTextWhereTheModelFileBelongs) {
+  const Error spec = not_a_model_file(models::read_file_bytes(potentials("specs/lj_halo.json")), "lj_halo.json");
+  EXPECT_EQ(spec.id(), "model.not_model_file");
+  EXPECT_EQ(spec.file(), "lj_halo.json");
+  EXPECT_EQ(spec.message().rfind("this is an MLIPSpec (a spec file nvalchemi saved", 0), 0u) << spec.message();
+  EXPECT_NE(spec.hint().find("`pair_style distspec spec FILE`"), std::string::npos);
+  const Error text = not_a_model_file("units metal\n", "in.lj");
+  EXPECT_EQ(text.id(), "spec.parse");
+  EXPECT_EQ(text.file(), "in.lj");
+  EXPECT_NE(text.hint().find("a model file is a JSON object"), std::string::npos) << text.hint();
+}
+
+// Whatever the bytes of a zip archive become (cut anywhere, any byte changed), the reader reads
+// no byte outside them (the sanitizer builds check) and says what the file is or is not.
+TEST(ModelFileErrors, DamagedArchivesAreReadWithinTheirBytes) {
+  const std::string good = zip_of({{"m/data.pkl", "cmace.modules.models\nMACE\n"}, {"m/version", "3"}}, true);
+  auto read = [](const std::string& bytes) { models::parse_model_file(bytes, "run/toy.pt2", ""); };
+  for (std::size_t n = 0; n <= good.size(); ++n) EXPECT_THROW(read(good.substr(0, n)), Error) << n;
+  for (std::size_t at = 0; at < good.size(); ++at)
+    for (char value : {'\0', '\x7f', '\xff'}) {
+      std::string bad = good;
+      bad[at] = value;
+      EXPECT_THROW(read(bad), Error) << at;
+    }
+}
+
 TEST(ModelFileErrors, EamParameters) {
   const Json cu = shipped("cu_eam_u3.json");
   const Json cuni = shipped("cuni_eam_alloy.json");
