@@ -113,7 +113,7 @@ std::optional<NotModelFile> pytorch_archive(const Archive& a, const std::string&
     return NotModelFile{"a TorchScript module (a zip archive with code/ and constants.pkl)", kExportHowTo};
   }
   if (a.has(".data/extern_modules")) {
-    if (a.any_name_contains("nequip"))
+    if (a.has("nequip/"))  // nequip's own code, packaged with the model
       return NotModelFile{"a nequip package (nequip-package's *.nequip.zip, a torch.package archive)",
                           export_from("nequip", path)};
     return NotModelFile{"a torch.package archive (.data/extern_modules inside)", kExportHowTo};

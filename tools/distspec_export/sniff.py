@@ -69,7 +69,7 @@ def _archive_kind(z: zipfile.ZipFile, path: str) -> Sniffed:
                        "give the exporter the model as its package saved it (--from mace|sevennet|nequip FILE), or "
                        "build it with --module")
     if has(".data/extern_modules"):
-        if any("nequip" in n for n in names):
+        if has("nequip/"):  # nequip's own code, packaged with the model
             return Sniffed("nequip_package", "a nequip package (nequip-package's *.nequip.zip, a torch.package "
                            "archive)", f"--from nequip {path}")
         return Sniffed("torch_package", "a torch.package archive (.data/extern_modules inside)",

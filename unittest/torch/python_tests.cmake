@@ -90,6 +90,27 @@ torch_fixture_set(aimnet "${DISTSPEC_PYTHON}" EXPORT_TEST)
 torch_fixture_set(sevennet "${DISTSPEC_PYTHON_SEVENN}")
 torch_fixture_set(nequip "${DISTSPEC_PYTHON_NEQUIP}" EXPORT_TEST SHARED_DATA)
 
+# torch.wrong_files (and _mace, _sevennet, _nequip): test_wrong_files.py, distspec-export given a file
+# of the wrong kind on every route (--from mace|sevennet|nequip, --deployed, --module, --spec): one
+# error line naming the file, what it is and the route that takes it; a package that does not
+# import named with its extra. Each in its set's environment, with the files that set's package
+# writes (a MACE model file, sevenn's checkpoint, nequip's checkpoint and package).
+function(torch_wrong_files set python fixtures)
+  set(suffix "")
+  if(NOT set STREQUAL "toy")
+    set(suffix "_${set}")
+  endif()
+  add_test(NAME torch.wrong_files${suffix}
+    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_wrong_files.py" --fixtures "${DISTSPEC_TORCH_FIXTURES}"
+            --set ${set} --python "${python}")
+  set_tests_properties(torch.wrong_files${suffix} PROPERTIES FIXTURES_REQUIRED "${fixtures}"
+    LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 600)
+endfunction()
+torch_wrong_files(toy "${DISTSPEC_PYTHON}" torch_fixtures)
+torch_wrong_files(mace "${DISTSPEC_PYTHON_MACE}" "torch_fixtures;torch_mace_fixtures")
+torch_wrong_files(sevennet "${DISTSPEC_PYTHON_SEVENN}" torch_fixtures)
+torch_wrong_files(nequip "${DISTSPEC_PYTHON_NEQUIP}" "torch_fixtures;torch_nequip_fixtures")
+
 # torch.exporter_install: `pip install ./tools` (and its mace and sevennet extras) into fresh
 # environments layered on the bootstrap's, with no package index (the tested versions must meet
 # the requirements); the installed console script writes what the checkout's writes.
