@@ -321,12 +321,13 @@ def check_precision_kept(results: Results, workdir: Path, fixtures: Path) -> Non
                    f"under float32: {len(rounded)} changed, by up to {max(rounded.values(), default=0.0):.1e}")
     try:
         mace._rebuild_without_codegen(torch.nn.Linear(2, 2).double())  # not a MACE: extract_model fails
-        failed = ""
-    except ExportError as e:
-        failed = str(e)
-    results.report(bool(failed) and torch.get_default_dtype() == default,
+        error = None
+    except Exception as e:  # noqa: BLE001
+        error = e
+    results.report(isinstance(error, ExportError) and torch.get_default_dtype() == default,
                    "a failed MACE rebuild restores torch's default dtype",
-                   f"{torch.get_default_dtype()} after: {failed[:120]}")
+                   f"{torch.get_default_dtype()} after {type(error).__name__}: {str(error)[:120]}")
+    torch.set_default_dtype(default)
 
     workdir.mkdir(parents=True, exist_ok=True)
     argv = ["--from", "mace", str(model_file), "--elements", "Cu", "Ni", "--format", "torchscript",
@@ -342,6 +343,18 @@ def check_precision_kept(results: Results, workdir: Path, fixtures: Path) -> Non
         mace._rebuild_without_codegen = saved
     results.report("differs from MACE's own evaluation of the model as given" in message and "1e-12" in message,
                    "the export's check refuses a graph of fp32-rounded weights", message[:400] or "exported")
+
+    # Asked for fp32, the graph equals mace's own fp32 evaluation (the model cast as its calculator
+    # casts it) to fp32 rounding (not exactly: the two sum in another order).
+    argv = ["--from", "mace", str(model_file), "--elements", "Cu", "Ni", "--format", "torchscript",
+            "--precision", "fp32", "--out", str(workdir), "--name", "fp32"]
+    try:
+        d = cli.export_from_args(cli.parse_args(argv), log=lambda line: None).deviations
+        worst, why = max(d["atomic_energies"], d["forces"]), f"{d['reference']}: {d['atomic_energies']:.1e} in " \
+            f"atomic energies, {d['forces']:.1e} in forces"
+    except ExportError as e:
+        worst, why = float("inf"), str(e)[:300]
+    results.report(0.0 < worst <= 1e-5, "an fp64 MACE exported in fp32 equals mace's fp32 evaluation", why)
 
 
 NO_NVALCHEMI = """
