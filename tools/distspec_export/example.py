@@ -30,17 +30,6 @@ class Example:
         pos, species, edges, n_owned, _, recv_dest, recv_real = self.inputs
         return pos, species, edges, n_owned, torch.zeros(0, dtype=torch.int64), recv_dest, recv_real
 
-    def periodic_edges(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The edges as a package without halos takes them: (sender's owner, receiver) over the
-        owned atoms, and each edge's cell shift in box vectors (sender's row = its owner's
-        position + shift @ cell)."""
-        pos, _, edges, *_ = self.inputs
-        sender, receiver = edges[0], edges[1]
-        owner = self.owner.index_select(0, sender)
-        image = (pos.index_select(0, sender) - pos.index_select(0, owner)).to(torch.float64)
-        unit_shifts = torch.round(torch.linalg.solve(self.cell.T, image.T).T)
-        return torch.stack([owner, receiver]), unit_shifts
-
 
 def crystal(n_species: int, cutoff: float, dtype: torch.dtype, cells: int = 3, spacing: float = 0.5,
             seed: int = 0) -> Example:
