@@ -141,15 +141,6 @@ ModelFile parse(const Json& root, const std::string& path, const std::string& sp
   return m;
 }
 
-// Bytes that are no JSON: what they look like where that can be told (a graph distspec-export
-// wrote, a model or checkpoint as its package saved it), and the file to give instead.
-Error not_json(const Error& parse_error, std::string_view bytes, const std::string& path) {
-  if (const auto other = recognise_not_model_file(bytes, path))
-    return Error(model_error_id::not_model_file, "", "this is " + other->looks_like + ", not a DISTSPEC model file",
-                 other->hint, path);
-  return Error(parse_error.id(), parse_error.pointer(), parse_error.message(), model_file_is_json_hint(), path);
-}
-
 // An MLIPSpec (what nvalchemi's MLIPSpec.save() writes) where the model file belongs.
 std::optional<Error> spec_not_model_file(const Json& root) {
   if (!root.is_object() || root.contains("format") || !root.contains("core") || !root.contains("version"))
@@ -173,10 +164,14 @@ ModelFile parse_model_file(std::string_view bytes, const std::string& path, cons
     try {
       root = parse_json_strict(bytes, path);
     } catch (const Error& e) {
-      // Not JSON: a LAMMPS potential file where the model file belongs, perhaps, which an
-      // architecture reads as the model file it stands for.
+      // Not JSON: a file of a kind that can be told (a PyTorch archive, a binary file), or a
+      // LAMMPS potential file where the model file belongs, perhaps, which an architecture reads
+      // as the model file it stands for.
+      if (const auto other = recognise_not_model_file(bytes, path))
+        throw Error(model_error_id::not_model_file, "", "this is " + other->looks_like + ", not a DISTSPEC model file",
+                    other->hint, path);
       auto model = model_for_foreign_file(bytes, path);
-      if (!model) throw not_json(e, bytes, path);
+      if (!model) throw Error(e.id(), e.pointer(), e.message(), model_file_is_json_hint(), path);
       root = std::move(*model);
     }
     if (const auto spec = spec_not_model_file(root)) throw *spec;
