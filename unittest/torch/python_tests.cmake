@@ -11,8 +11,11 @@
 #                   input; exported where nvalchemi does not import (its ops defined by the
 #                   exporter), the 2-layer toy graph equals the same reference.
 #   torch.fixtures_mace, torch.export_mace   the same for a 2-interaction MACE with random
-#                   weights (mace_L2.pt2, ref_mace_L2.json: MACE's own periodic evaluation), in
-#                   DISTSPEC_PYTHON_MACE's environment; ctest fixture torch_mace_fixtures.
+#                   weights (mace_L2.pt2, ref_mace_L2.json: MACE's own periodic evaluation), and
+#                   for one built and trained in fp64 and saved by torch.save (mace_fp64_L2:
+#                   against mace's own fp64 calculator at 1e-12, the export's check refusing
+#                   weights rounded to fp32), in DISTSPEC_PYTHON_MACE's environment; ctest
+#                   fixture torch_mace_fixtures.
 #   torch.fixtures_twin  the built-in mpnn of potentials/cu_mpnn_L2.json rewritten in PyTorch
 #                   (native_mpnn.py), exported (.pt2, .pt); ctest fixture torch_twin_fixtures.
 #   torch.fixtures_aimnet  a 3-pass AIMNet2 with random weights (aimnet_P3.pt2, ref_aimnet_P3.json:
