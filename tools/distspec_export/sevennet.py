@@ -9,7 +9,10 @@ with the contract's inputs:
   so interaction block 0 reads valid halo features without an exchange;
 - edges: SevenNet's `edge_index` row 0 is the centre (receiver), row 1 the neighbour (sender),
   the contract's the other way round; `edge_vec` = the sender's row minus the receiver's row
-  (halo rows carry image coordinates, so no cell shift);
+  (halo rows carry image coordinates, so no cell shift) plus the exporter's `edge_shift`, whose
+  gradient is SevenNet's own per-edge force (`ForceStressOutputFromEdge` differentiates
+  `edge_vec` alike), from which the per-atom virial is built as SevenNet builds its own (each
+  edge's -edge_vec (x) g whole on the neighbour: trace.atomic_virials' "sevennet");
 - halo refreshes: `halo_forward_static` on the node features `x` at the start of each
   interaction block k >= 1 (the features block k-1 left, valid on owned rows only, since edges
   end on owned rows);
@@ -38,7 +41,7 @@ import torch
 
 from . import ops
 from .adapted import Adapted
-from .trace import ExportError
+from .trace import ATOMIC_VIRIAL_PARTITION, ExportError
 
 BLOCK_START = "_self_connection_intro"  # first module of interaction block k: "<k>_self_connection_intro"
 LAST_MODULE = "rescale_atomic_energy"   # writes the per-atom energy; total energy and forces follow it
@@ -183,12 +186,13 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     modules = modules[:[n for n, _ in modules].index(LAST_MODULE) + 1]
     refresh_before = {f"{k}{BLOCK_START}" for k in range(1, blocks)}
 
-    def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, edge_shift):
         sender, receiver = edge_index[0], edge_index[1]
         data = {
             "x": type_index.to(positions.device).index_select(0, species),
             "edge_index": torch.stack([receiver, sender]),
-            "edge_vec": positions.index_select(0, sender) - positions.index_select(0, receiver),
+            # edge_shift (zero): the exporter's handle on dE/d(edge vector), the per-atom virial.
+            "edge_vec": positions.index_select(0, sender) - positions.index_select(0, receiver) + edge_shift,
         }
         with _shape_free_gather():
             for name, module in modules:
@@ -198,6 +202,9 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
                 data = module(data)
         return data["atomic_energy"].squeeze(-1)
 
+    # SevenNet's own per-atom virial (ForceStressOutputFromEdge with use_atomic_virial, what its
+    # pair_style e3gnn gives compute stress/atom): each edge's, whole, on its neighbour.
+    setattr(energy, ATOMIC_VIRIAL_PARTITION, "sevennet")
     return Adapted(energy, "sevennet",
                    f"SevenNet ({type(model).__name__}, {blocks} interaction blocks, cutoff {model_cutoff:g}, "
                    f"{len(type_map)} elements)",

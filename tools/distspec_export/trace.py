@@ -5,8 +5,8 @@ The pipeline (measured in ../shared/TORCH.md; plain `torch.export` of a function
 
 1. `make_fx(tracing_mode="symbolic")` over atomic energies plus `autograd.grad` of the owned
    energy, with the opaque backwards of `halo_forward_static` and `per_system_reduce` installed
-   (ops.py): an aten-level graph whose outputs are `(atomic_energies, forces)` and whose only
-   custom ops are the halo ops of doc/torch_models.md;
+   (ops.py): an aten-level graph whose outputs are `(atomic_energies, forces, atomic_virials)`
+   and whose only custom ops are the halo ops of doc/torch_models.md;
 2. `torch.export.export(strict=False, prefer_deferred_runtime_asserts_over_guards=True)` with
    dynamic row, edge and halo counts, each in [0, inf) (`size_oblivious()` through steps 1-3);
 3. `torch._inductor.aoti_compile_and_package` (`.pt2`), or `torch.jit.script` of the graph of
@@ -16,6 +16,7 @@ The pipeline (measured in ../shared/TORCH.md; plain `torch.export` of a function
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 import time
 from typing import Any, Callable, Iterator, Sequence
@@ -28,7 +29,11 @@ from . import ops
 CONTRACT = 1
 UNITS = ("lj", "real", "metal", "si", "cgs", "electron", "micro", "nano")  # LAMMPS `units` styles
 INPUT_NAMES = ("positions", "species", "edge_index", "n_owned", "send_index", "recv_dest", "recv_real")
-OUTPUT_NAMES = ("atomic_energies", "forces")
+OUTPUT_NAMES = ("atomic_energies", "forces", "atomic_virials")
+# The energy function's optional last argument: a displacement [E, 3] added to each edge vector
+# (sender's row minus receiver's row), zero when the graph runs. The gradient of the energy with
+# respect to it is dE/d(edge vector), from which the per-atom virial is built.
+EDGE_SHIFT = "edge_shift"
 
 EnergyFn = Callable[..., torch.Tensor]
 
@@ -37,24 +42,90 @@ class ExportError(RuntimeError):
     """An export step failed; the message says which and what to do."""
 
 
-def force_function(energy_fn: EnergyFn) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
-    """Contract inputs -> (atomic_energies [N], forces [N, 3]).
+def takes_edge_shift(energy_fn: EnergyFn) -> bool:
+    """Whether the energy function takes the contract's inputs and then `edge_shift`.
+
+    A graph traced with make_fx names its placeholders after the traced function's arguments
+    (`edge_shift_1`), so an energy graph of an adapter (MACE's) is recognised too."""
+    target = energy_fn.forward if isinstance(energy_fn, torch.nn.Module) else energy_fn
+    try:
+        names = list(inspect.signature(target).parameters)
+    except (TypeError, ValueError):
+        return False
+    return len(names) == len(INPUT_NAMES) + 1 and names[-1].startswith(EDGE_SHIFT)
+
+
+# How an edge's virial -r (x) dE/dr is shared between its two atoms, by the package whose per-atom
+# virial the graph reproduces (an energy function's attribute ATOMIC_VIRIAL_PARTITION; default
+# "half"):
+#   "half":      symmetrised, half to the sender's row and half to the receiver's: mace's
+#                `get_atomic_virials_stresses` (compute_atomic_stresses), and ev_tally's for a pair term;
+#   "sevennet":  all of it to the sender's row (the neighbour), components xx yy zz, xy = r_x g_y,
+#                xz = r_z g_x, yz = r_y g_z: SevenNet's ForceStressOutputFromEdge(use_atomic_virial)
+#                as its pair_style e3gnn puts it into vatom.
+ATOMIC_VIRIAL_PARTITION = "atomic_virial_partition"
+PARTITIONS = ("half", "sevennet")
+
+
+def atomic_virials(positions: torch.Tensor, edge_index: torch.Tensor, edge_grad: torch.Tensor,
+                   partition: str = "half") -> torch.Tensor:
+    """Per-row virial [N, 6] (LAMMPS' order xx, yy, zz, xy, xz, yz) from g = dE/d(edge vector).
+
+    Each edge's virial -r_e (x) g_e (r_e the sender's row minus the receiver's row) is shared as
+    `partition` says (PARTITIONS), in LAMMPS' sign: the sum over rows is the sum of r (x) f. It
+    reads edge vectors only, never a row's absolute position, so an atom's value does not depend
+    on the origin nor on which periodic images of it are rows: it is the same on every processor
+    grid. A share on a halo row is a partial of its owner, folded like the forces."""
+    if partition not in PARTITIONS:
+        raise ExportError(f"atomic virial partition {partition!r} is not one of {PARTITIONS}")
+    sender, receiver = edge_index[0], edge_index[1]
+    r = (positions.index_select(0, sender) - positions.index_select(0, receiver)).detach()
+    g = edge_grad
+    rows = torch.zeros(positions.shape[0], 6, dtype=g.dtype, device=g.device)
+    if partition == "sevennet":
+        six = -torch.stack([r[:, 0] * g[:, 0], r[:, 1] * g[:, 1], r[:, 2] * g[:, 2],
+                            r[:, 0] * g[:, 1], r[:, 2] * g[:, 0], r[:, 1] * g[:, 2]], 1)
+        return rows.index_add(0, sender, six)
+    # -(r_a g_b + r_b g_a) / 2, then half of it to each end
+    six = -0.25 * torch.stack([2 * r[:, 0] * g[:, 0], 2 * r[:, 1] * g[:, 1], 2 * r[:, 2] * g[:, 2],
+                               r[:, 0] * g[:, 1] + r[:, 1] * g[:, 0], r[:, 0] * g[:, 2] + r[:, 2] * g[:, 0],
+                               r[:, 1] * g[:, 2] + r[:, 2] * g[:, 1]], 1)
+    return rows.index_add(0, sender, six).index_add(0, receiver, six)
+
+
+def force_function(energy_fn: EnergyFn, virials: bool = False) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """Contract inputs -> (atomic_energies [N], forces [N, 3]), and with `virials` also
+    atomic_virials [N, 6] (atomic_virials(); [0, 6] where the energy function takes no
+    `edge_shift`: the graph then gives no per-atom virial, and the plugin refuses to make one up).
 
     Forces are `-d(sum of owned atomic energies)/d positions` on every row; a mask, not a
     slice, selects the owned rows, so that `n_owned` stays a tensor and no shape depends on it.
     """
+    shifted = takes_edge_shift(energy_fn)
+    partition = getattr(energy_fn, ATOMIC_VIRIAL_PARTITION, "half")
 
     def atomic_energies_and_forces(positions, species, edge_index, n_owned, send_index, recv_dest,
                                    recv_real):
         with torch.enable_grad():
             pos = positions.detach().requires_grad_(True)
-            energies = energy_fn(pos, species, edge_index, n_owned, send_index, recv_dest, recv_real)
+            inputs = [pos, species, edge_index, n_owned, send_index, recv_dest, recv_real]
+            if shifted:
+                inputs.append(torch.zeros(edge_index.shape[1], 3, dtype=positions.dtype, device=positions.device,
+                                          requires_grad=True))
+            energies = energy_fn(*inputs)
             if energies.dim() == 2 and energies.shape[1] == 1:
                 energies = energies.squeeze(1)
             owned = torch.arange(energies.shape[0], device=energies.device) < n_owned
             energy = torch.where(owned, energies, torch.zeros_like(energies)).sum()
-            (grad,) = torch.autograd.grad(energy, pos, allow_unused=True, materialize_grads=True)
-        return energies.detach(), -grad
+            wrt = [pos, inputs[-1]] if shifted and virials else [pos]
+            grads = torch.autograd.grad(energy, wrt, allow_unused=True, materialize_grads=True)
+        if not virials:
+            return energies.detach(), -grads[0]
+        if shifted:
+            rows = atomic_virials(positions, edge_index, grads[1], partition)
+        else:
+            rows = torch.zeros(0, 6, dtype=positions.dtype, device=positions.device)
+        return energies.detach(), -grads[0], rows
 
     return atomic_energies_and_forces
 
@@ -172,9 +243,9 @@ def trace_symbolic(fn: Callable[..., Any], example: Sequence[torch.Tensor]) -> t
 
 def trace_forces(energy_fn: EnergyFn, example: Sequence[torch.Tensor],
                  provided: tuple[str, ...] = ()) -> torch.fx.GraphModule:
-    """Step 1: the aten graph of (atomic_energies, forces), placeholders named by the contract;
+    """Step 1: the aten graph of (atomic_energies, forces, atomic_virials), placeholders named by the contract;
     `provided`: op namespaces of the accelerator the model was built with (check_graph_ops)."""
-    fn = force_function(energy_fn)
+    fn = force_function(energy_fn, virials=True)
     with ops.opaque_halo_backward():
         try:
             gm = trace_symbolic(fn, example)
@@ -309,8 +380,10 @@ def save_torchscript(gm: torch.fx.GraphModule, path: str, metadata: dict[str, st
     return time.perf_counter() - t0
 
 
-def load_graph(path: str, fmt: str) -> Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]:
-    """Load an exported graph in Python; call it with the contract inputs as a list.
+def load_graph(path: str, fmt: str, virials: bool = False) -> Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]:
+    """Load an exported graph in Python; call it with the contract inputs as a list. It returns
+    (atomic_energies, forces), and with `virials` every output the graph has (atomic_virials
+    third, where it was exported with them).
 
     A `.pt2` checks its inputs (dtypes, fixed sizes, bounds of the dynamic ones) at every call,
     as AOTInductor does with AOTI_RUNTIME_CHECK_INPUTS=1.
@@ -325,7 +398,8 @@ def load_graph(path: str, fmt: str) -> Callable[[list[torch.Tensor]], Sequence[t
             saved = os.environ.get("AOTI_RUNTIME_CHECK_INPUTS")
             os.environ["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
             try:
-                return runner(*inputs)
+                outputs = runner(*inputs)
+                return tuple(outputs) if virials else tuple(outputs[:2])
             finally:
                 if saved is None:
                     del os.environ["AOTI_RUNTIME_CHECK_INPUTS"]
@@ -338,4 +412,4 @@ def load_graph(path: str, fmt: str) -> Callable[[list[torch.Tensor]], Sequence[t
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         module = torch.jit.load(path)
-    return lambda inputs: module(*inputs)
+    return lambda inputs: tuple(module(*inputs)) if virials else tuple(module(*inputs)[:2])

@@ -25,8 +25,9 @@ over a receiver's edges are complete where they are taken, so no scatter correct
 as in the native model. Edges beyond the cutoff (the neighbour list's skin) contribute exactly
 zero, value and slope, as the native model's dropping them does.
 
-forward(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real) ->
-atomic energies [N] (doc/torch_models.md, contract 1). Importing this module registers
+forward(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real[, edge_shift]) ->
+atomic energies [N] (doc/torch_models.md, contract 1; edge_shift, added to each edge vector, is
+what the exporter differentiates for the per-atom virial). Importing this module registers
 nvalchemi's ops.
 """
 
@@ -124,10 +125,13 @@ class NativeMPNN(torch.nn.Module):
             return math.sqrt(2.0 / self.cutoff) * torch.sin(self.frequencies * x) / x
         return torch.exp(-0.5 * (r.unsqueeze(1) - self.centres).square() * self.inv_width2)
 
-    def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, edge_shift=None):
         sender, receiver = edge_index[0], edge_index[1]
         n_rows = positions.shape[0]
-        r = (positions.index_select(0, receiver) - positions.index_select(0, sender)).square().sum(-1).sqrt()
+        vec = positions.index_select(0, sender) - positions.index_select(0, receiver)
+        if edge_shift is not None:  # the exporter's zero displacement: dE/d(edge vector), the per-atom virial
+            vec = vec + edge_shift
+        r = vec.square().sum(-1).sqrt()
         fc = self._cosine(r, 0.0)
         rbf = self._basis(r)
 

@@ -17,9 +17,10 @@ Its layers use both halo patterns of nvalchemi, each where the result depends on
 L2 = (refresh, scatter), L4 = (refresh, scatter, refresh, scatter). A graph whose refresh or
 whose correction (or the backward of either) were wrong gives wrong forces on these.
 
-forward(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real) ->
+forward(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real[, edge_shift]) ->
 atomic energies [N] (doc/torch_models.md): rows [owned | halo], edge_index row 0 the sender,
-row 1 the (owned) receiver. Importing this module registers nvalchemi's ops.
+row 1 the (owned) receiver; edge_shift [E, 3], added to each edge vector, is what the exporter
+differentiates for the per-atom virial. Importing this module registers nvalchemi's ops.
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ class ToyMPNN(torch.nn.Module):
         self.v_out = randn(width, std=width ** -0.5)
         self.shift = randn(n_species, std=0.1)
 
-    def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, edge_shift=None):
         sender, receiver = edge_index[0], edge_index[1]
         vec = positions.index_select(0, sender) - positions.index_select(0, receiver)
+        if edge_shift is not None:  # the exporter's zero displacement: dE/d(edge vector), the per-atom virial
+            vec = vec + edge_shift
         r = vec.square().sum(-1).sqrt()
         inside = r < self.cutoff
         fc = torch.where(inside, 0.5 * (torch.cos(r * (math.pi / self.cutoff)) + 1.0), torch.zeros_like(r))

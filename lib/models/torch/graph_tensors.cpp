@@ -79,6 +79,13 @@ at::Tensor virial_rows_of(const at::Tensor& x, const at::Tensor& f) {
                    1);
 }
 
+at::Tensor sevennet_virial_rows_of(const at::Tensor& r, const at::Tensor& g) {
+  auto c = [](const at::Tensor& t, int k) { return t.select(1, k); };
+  return at::stack({c(r, 0) * c(g, 0), c(r, 1) * c(g, 1), c(r, 2) * c(g, 2), c(r, 0) * c(g, 1), c(r, 2) * c(g, 0),
+                    c(r, 1) * c(g, 2)},
+                   1);
+}
+
 void deliver(RowResults results, std::size_t n_rows, const OutputRequest& request, ModelOutputs& out,
              RowResults& kept) {
   const bool virial = request.virial || request.virial_rows;

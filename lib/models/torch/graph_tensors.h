@@ -58,4 +58,8 @@ void deliver(RowResults results, std::size_t n_rows, const OutputRequest& reques
 // r (x) f per row, LAMMPS' order: [N,6] fp64.
 at::Tensor virial_rows_of(const at::Tensor& positions, const at::Tensor& forces);
 
+// SevenNet's per-edge virial components (ForceStressOutputFromEdge, as pair_style e3gnn puts them
+// into vatom) in LAMMPS' order: r_x g_x, r_y g_y, r_z g_z, r_x g_y, r_z g_x, r_y g_z; [E,6].
+at::Tensor sevennet_virial_rows_of(const at::Tensor& r, const at::Tensor& g);
+
 }  // namespace distspec::models::torch_kind

@@ -145,12 +145,13 @@ class SevenNetSerial final : public Model {
                   kDeployHint, model_path_);
     results.energy_rows.index_copy_(0, row_of_node, atomic.detach().to(at::kDouble));
     if (pairs.size() > 0 && total.requires_grad()) {
-      // With g = dE/d(edge_vec): F_i += g, F_owner(j) -= g; virial -edge_vec (x) g, half to each end.
+      // With g = dE/d(edge_vec): F_i += g, F_owner(j) -= g; virial -edge_vec (x) g, per atom whole on
+      // the neighbour's owner, SevenNet's own partition (as pair_style e3gnn and the exported graph).
       const at::Tensor g = torch::autograd::grad({total}, {edge_vec}, {}, false, false, true)[0].detach().to(at::kDouble);
       results.forces.index_add_(0, pairs.receivers, g).index_add_(0, owner_rows, -g);
       if (virial) {
-        const at::Tensor w = -virial_rows_of(vec32.to(at::kDouble), g);
-        results.virial_rows.index_add_(0, pairs.receivers, 0.5 * w).index_add_(0, owner_rows, 0.5 * w);
+        const at::Tensor w = -sevennet_virial_rows_of(vec32.to(at::kDouble), g);
+        results.virial_rows.index_add_(0, owner_rows, w);
       }
     }
     deliver(std::move(results), graph.n_rows(), request, out, kept_);

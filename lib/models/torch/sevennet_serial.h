@@ -15,8 +15,8 @@
 // "edge_vec": r_j - r_i [E,3] float32 (neighbour image minus centre, requiring grad),
 // "num_atoms": [n] as [1] int64, "nlocal": the same, on the cpu}) -> a dict holding
 // "inferred_total_energy" and "atomic_energy" [n,1]. With g = dE/d(edge_vec): F_i += g,
-// F_owner(j) -= g, virial = -sum over edges of edge_vec (x) g (each edge's half to each end
-// per atom), as `pair_style e3gnn` does.
+// F_owner(j) -= g, virial = -sum over edges of edge_vec (x) g (per atom: each edge's whole on its
+// neighbour's owner, in SevenNet's components), as `pair_style e3gnn` does.
 //
 // This header includes no torch header.
 #pragma once

@@ -6,6 +6,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include <ATen/ATen.h>
 #include <caffe2/serialize/inline_container.h>
@@ -206,7 +207,7 @@ int pytree_arity(const std::string& spec, bool arguments) {
 class TorchModel final : public Model {
  public:
   TorchModel(const ModelFile& file, Params params, Device device)
-      : model_path_(file.path), params_(std::move(params)), device_(device) {
+      : model_path_(file.path), family_(file.description), params_(std::move(params)), device_(device) {
     info_ = info_from(file);
     info_.message_passing_layers = params_.layers;
     info_.halo_feature_reads = params_.layers - 1;
@@ -242,6 +243,8 @@ class TorchModel final : public Model {
     if (graph.n_rows() > 0 && (!graph.positions || !graph.species))
       throw Error(model_error_id::value, "", "a torch model needs positions and species on every row",
                   "the spec's core.shard_fields must promote positions and atomic_numbers", model_path_);
+    // Every rank asks alike (LAMMPS' vflag_atom) and knows alike (the probe at load): all stop.
+    if (request.virial_rows && !atomic_virials_) throw no_atomic_virials();
     // A rank that owns no atom has no edges, no energy and no forces; it only joins the graph's
     // collectives, as the probe recorded them (an exported graph need not take zero rows).
     if (graph.n_owned == 0) {
@@ -252,13 +255,13 @@ class TorchModel final : public Model {
     const auto n_rows = static_cast<int64_t>(graph.n_rows());
     const auto n_owned = static_cast<int64_t>(graph.n_owned);
     std::vector<at::Tensor> inputs = make_inputs(graph);
-    at::Tensor energies, forces;
+    at::Tensor energies, forces, virials;
     {
       ActiveDispatcher active(dispatch);
       active.record(recording_ ? &probe_calls_ : nullptr);
       const std::int64_t failed_before = failed_allocations(torch_device(device_));
       try {
-        std::tie(energies, forces) = run(inputs, n_owned);
+        std::tie(energies, forces, virials) = run(inputs, n_owned);
       } catch (const std::exception& e) {
         if (out_of_memory(e.what()) || failed_allocations(torch_device(device_)) > failed_before)
           throw Error(model_error_id::value, "", out_of_memory_message(params_.graph, graph.n_rows(), n_edges_),
@@ -266,8 +269,9 @@ class TorchModel final : public Model {
         throw graph_error(std::current_exception(), active);
       }
     }
-    check_outputs(energies, forces, n_rows);
-    write_outputs(graph, energies, forces, request, out);
+    check_outputs(energies, forces, virials, n_rows);
+    if (recording_) atomic_virials_ = virials.defined() && virials.size(0) == n_rows;
+    write_outputs(graph, energies, forces, virials, request, out);
     // Its tensors wrap the host's arrays, which may be reallocated before the next call.
     rows_ = GraphTensors{};
   }
@@ -315,11 +319,11 @@ class TorchModel final : public Model {
     const std::vector<std::string> spec = aoti_->get_call_spec();
     const int inputs = spec.size() == 2 ? pytree_arity(spec[0], true) : -1;
     const int outputs = spec.size() == 2 ? pytree_arity(spec[1], false) : -1;
-    if ((inputs >= 0 && inputs != 7) || (outputs >= 0 && outputs != 2))
+    if ((inputs >= 0 && inputs != 7) || (outputs >= 0 && outputs != 2 && outputs != 3))
       throw Error(model_error_id::value, "/parameters/graph",
                   "graph " + params_.graph + " takes " + std::to_string(inputs) + " inputs and returns " +
                       std::to_string(outputs) + " outputs; calling convention 1 passes 7 (" + kContractInputs +
-                      ") and expects 2 (atomic_energies [N], forces [N,3])",
+                      ") and expects 3 (atomic_energies [N], forces [N,3], atomic_virials [N,6]) or the first 2",
                   kExportHint);
   }
 
@@ -338,12 +342,14 @@ class TorchModel final : public Model {
     const c10::TypePtr returns = schema.returns().size() == 1 ? schema.returns()[0].type() : nullptr;
     const auto tuple = returns ? returns->cast<c10::TupleType>() : nullptr;
     energies_only_ = returns && returns->kind() == c10::TypeKind::TensorType;
-    if (inputs != 7 || !(energies_only_ || (tuple && tuple->elements().size() == 2)))
+    if (inputs != 7 ||
+        !(energies_only_ || (tuple && (tuple->elements().size() == 2 || tuple->elements().size() == 3))))
       throw Error(model_error_id::value, "/parameters/graph",
                   "graph " + params_.graph + " has forward(" + std::to_string(inputs) + " inputs) -> " +
                       (returns ? returns->str() : "?") +
                       "; calling convention 1 passes 7 (" + kContractInputs +
-                      ") and expects (atomic_energies [N], forces [N,3]) or atomic_energies alone",
+                      ") and expects (atomic_energies [N], forces [N,3][, atomic_virials [N,6]]) or atomic_energies "
+                      "alone",
                   kExportHint);
     // Every op the inlined graph calls, nested blocks included.
     auto graph = script_->get_method("forward").graph()->copy();
@@ -502,12 +508,13 @@ class TorchModel final : public Model {
             at::ones({n_rows - n_owned}, at::dtype(at::kBool).device(device))};
   }
 
-  // (atomic_energies, forces) from the graph.
-  std::pair<at::Tensor, at::Tensor> run(std::vector<at::Tensor>& inputs, int64_t n_owned) {
+  // (atomic_energies, forces, atomic_virials) from the graph; the last undefined where the graph
+  // returns two.
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> run(std::vector<at::Tensor>& inputs, int64_t n_owned) {
     if (aoti_) {
       std::vector<at::Tensor> outs = aoti_->run(inputs);
-      if (outs.size() != 2) throw contract_error("returned " + std::to_string(outs.size()) + " outputs");
-      return {outs[0], outs[1]};
+      if (outs.size() != 2 && outs.size() != 3) throw contract_error("returned " + std::to_string(outs.size()) + " outputs");
+      return {outs[0], outs[1], outs.size() == 3 ? outs[2] : at::Tensor()};
     }
     // A leaf of its own: the positions may be the host's rows themselves (wrap_graph).
     if (energies_only_) inputs[0] = inputs[0].detach().requires_grad_(true);
@@ -515,28 +522,32 @@ class TorchModel final : public Model {
     const c10::IValue result = script_->forward(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
     if (!energies_only_) {
       const auto& items = result.toTupleRef().elements();
-      if (items.size() != 2 || !items[0].isTensor() || !items[1].isTensor())
-        throw contract_error("returned a tuple of " + std::to_string(items.size()) + " that is not two tensors");
-      return {items[0].toTensor().detach(), items[1].toTensor().detach()};
+      const bool tensors = std::all_of(items.begin(), items.end(), [](const c10::IValue& v) { return v.isTensor(); });
+      if ((items.size() != 2 && items.size() != 3) || !tensors)
+        throw contract_error("returned a tuple of " + std::to_string(items.size()) + " that is not two or three tensors");
+      return {items[0].toTensor().detach(), items[1].toTensor().detach(),
+              items.size() == 3 ? items[2].toTensor().detach() : at::Tensor()};
     }
     // Forces by autograd: -d(sum of the owned atomic energies)/d(positions), every row.
     const at::Tensor energies = result.toTensor();
-    if (energies.dim() != 1 || energies.size(0) != positions.size(0)) return {energies.detach(), at::Tensor()};
+    if (energies.dim() != 1 || energies.size(0) != positions.size(0)) return {energies.detach(), at::Tensor(), at::Tensor()};
     const at::Tensor owned_energy = energies.slice(0, 0, n_owned).sum();
     at::Tensor grad;
     if (owned_energy.requires_grad())
       grad = torch::autograd::grad({owned_energy}, {positions}, {}, false, false, true)[0];
     at::Tensor forces = grad.defined() ? -grad : at::zeros_like(positions);
-    return {energies.detach(), forces.detach()};
+    return {energies.detach(), forces.detach(), at::Tensor()};
   }
 
   Error contract_error(const std::string& what) const {
     return Error(model_error_id::value, "", "graph " + params_.graph + " " + what +
-                     "; calling convention 1 expects (atomic_energies [N], forces [N,3]) in " + params_.precision,
+                     "; calling convention 1 expects (atomic_energies [N], forces [N,3][, atomic_virials [N,6]]) in " +
+                     params_.precision,
                  kExportHint, model_path_);
   }
 
-  void check_outputs(const at::Tensor& energies, const at::Tensor& forces, int64_t n_rows) const {
+  void check_outputs(const at::Tensor& energies, const at::Tensor& forces, const at::Tensor& virials,
+                     int64_t n_rows) const {
     const char* dtype = params_.precision == "fp64" ? "float64" : "float32";
     auto describe = [](const at::Tensor& t) {
       if (!t.defined()) return std::string("(none)");
@@ -551,12 +562,31 @@ class TorchModel final : public Model {
     if (!energies_ok || !forces_ok)
       throw contract_error("returned atomic_energies " + describe(energies) + " and forces " + describe(forces) +
                            " for N = " + std::to_string(n_rows) + " rows (expected " + dtype + ")");
+    // [N,6], or [0,6]: none.
+    if (virials.defined() && !(virials.dim() == 2 && (virials.size(0) == n_rows || virials.size(0) == 0) &&
+                               virials.size(1) == 6 && virials.scalar_type() == params_.dtype))
+      throw contract_error("returned atomic_virials " + describe(virials) + " for N = " + std::to_string(n_rows) +
+                           " rows (expected " + dtype + " [N, 6] or [0, 6])");
+  }
+
+  // compute stress/atom (or any per-atom virial) of a graph that gives none.
+  Error no_atomic_virials() const {
+    return Error(model_error_id::system, "",
+                 "a per-atom virial (compute stress/atom, centroid/stress/atom) was requested, but graph " +
+                     params_.graph + " (" + family_ + ")" +
+                     " gives none: its energy function took no edge_shift, so no edge's dE/dr reached the export, "
+                     "and r (x) f of each row depends on the origin and on which periodic images are rows",
+                 "export the model again with this distspec-export (its adapters for MACE, NequIP/Allegro and "
+                 "SevenNet pass edge_shift; a plain module's forward takes it as an 8th argument added to its edge "
+                 "vectors, doc/torch_models.md), or leave the per-atom virial out",
+                 model_path_);
   }
 
   // Energy: owned rows of this model's atoms only (halo rows repeat other ranks' atoms). Virial:
+  // the graph's per-row virial where it gives one (sum = sum over edges of -r (x) dE/dr), else
   // -sum over all rows of r (x) dE/dr = sum of r (x) f, halo rows at their image positions.
   void write_outputs(const AtomGraph& graph, const at::Tensor& energies, const at::Tensor& forces,
-                     const OutputRequest& request, ModelOutputs& out) {
+                     const at::Tensor& virials, const OutputRequest& request, ModelOutputs& out) {
     const at::Device where = rows_.positions.device();  // the model's
     const auto n = static_cast<int64_t>(graph.n_rows());
     const at::Tensor counted = (at::arange(n, at::dtype(at::kLong).device(where)) < static_cast<int64_t>(graph.n_owned))
@@ -564,11 +594,14 @@ class TorchModel final : public Model {
     RowResults results;
     results.energy_rows = at::where(counted, energies.to(at::kDouble), 0.0).contiguous();
     results.forces = forces.to(at::kDouble).contiguous();
-    if (request.virial || request.virial_rows) results.virial_rows = virial_rows_of(rows_.positions, results.forces);
+    if (request.virial || request.virial_rows)
+      results.virial_rows = atomic_virials_ ? virials.to(at::kDouble).contiguous()
+                                            : virial_rows_of(rows_.positions, results.forces);
     deliver(std::move(results), graph.n_rows(), request, out, kept_);
   }
 
   std::string model_path_;
+  std::string family_;  // the model file's description: the model and its package
   Params params_;
   Device device_;
   ModelInfo info_;
@@ -578,6 +611,7 @@ class TorchModel final : public Model {
   std::optional<torch::jit::Module> script_;
   bool energies_only_ = false;  // a TorchScript module returning atomic energies alone
   std::string graph_metadata_;  // the graph's distspec.json (graph_provenance.h); empty where it has none
+  bool atomic_virials_ = false;  // the graph returns atomic_virials [N,6] (seen by the probe)
   std::vector<HaloCall> probe_calls_;  // the collectives of one call, in order
   bool recording_ = false;
   GraphTensors rows_;      // this call's graph on the model's device (over the host's arrays where they are there)
