@@ -157,8 +157,8 @@ def calculator(model_file: str, system: periodic.System, type_elements: list[str
 
 def native(model: torch.nn.Module, system: periodic.System, type_elements: list[str], skin: float = 1.0,
            head: int | None = None) -> dict:
-    """MACE's own periodic evaluation: energy, per-atom energies, forces and virial, by tag (of
-    head `head` of a multi-head model)."""
+    """MACE's own periodic evaluation: energy, per-atom energies, forces, virial and mace's atomic
+    virials (`compute_atomic_stresses`), by tag (of head `head` of a multi-head model)."""
     r_max = float(model.r_max)
     rows = periodic.rows(system, r_max + skin, r_max)
     n = rows.n_owned
@@ -184,8 +184,11 @@ def native(model: torch.nn.Module, system: periodic.System, type_elements: list[
     }
     if head is not None:
         data["head"] = torch.tensor([head])
-    out = model(data, compute_force=True, compute_virials=True)
+    # mace's own atomic virials (compute_atomic_stresses: -dE/d(edge vector) (x) edge vector,
+    # symmetrised, half to each end), in LAMMPS' sign as its virials are.
+    out = model(data, compute_force=True, compute_virials=True, compute_edge_forces=True, compute_atomic_stresses=True)
     w = out["virials"][0].detach()
+    atomic = out["atomic_virials"].detach()
     return {
         "ops": "native MACE, periodic images as edge shifts (no halo)",
         "n_atoms": n,
@@ -195,4 +198,6 @@ def native(model: torch.nn.Module, system: periodic.System, type_elements: list[
         "tags": system.tags.tolist(),
         "atomic_energies": out["node_energy"].detach().tolist(),
         "forces": out["forces"].detach().tolist(),
+        "virial_atom": [[float(a[0, 0]), float(a[1, 1]), float(a[2, 2]), float(a[0, 1]), float(a[0, 2]), float(a[1, 2])]
+                        for a in atomic],
     }

@@ -11,6 +11,9 @@ A `.pt2` runs only with the libtorch that compiled it, so these are made at test
   oeq_call.pt                          a TorchScript graph calling OpenEquivariance's
                                        jit_conv_forward, for the plugin's refusal where the
                                        accelerator's library is missing (accelerated_call())
+  toy_mpnn_L2_no_virial.pt             the L2 toy traced from a forward without edge_shift: a
+                                       graph that gives no per-atom virial
+                                       (without_atomic_virials())
   fixtures.json                        what is where, and the seconds each step took
 
 The `mace` set (`--set mace`; DISTSPEC_PYTHON_MACE's environment, with mace-torch):
@@ -482,6 +485,31 @@ def accelerated_call(path: Path) -> None:
     torch.jit.script(Conv()).save(str(path))
 
 
+def without_atomic_virials(path: Path) -> None:
+    """The toy L2 model exported as TorchScript from a module whose forward takes no edge_shift,
+    as a user's plain module may: its graph gives no per-atom virial, so `compute stress/atom`
+    must stop on it (cases/toy_mpnn_errors.json) rather than make one from absolute positions."""
+    import torch  # noqa: PLC0415
+
+    import toy_mpnn  # noqa: PLC0415
+    from distspec_export import check, trace  # noqa: PLC0415
+
+    model = toy_mpnn.build(layers=2, n_species=len(ELEMENTS), cutoff=CUTOFF).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+
+    class SevenInputs(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+            return self.model(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real)
+
+    example = check.examples(len(ELEMENTS), CUTOFF, torch.float64)[0]
+    trace.save_torchscript(trace.trace_forces(SevenInputs(), example.inputs), str(path), {})
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = environment(sys.argv[1:] if argv is None else argv, "make_fixtures.py")
     import torch  # noqa: PLC0415
@@ -589,6 +617,8 @@ def main(argv: list[str] | None = None) -> int:
             manifest["packaged"] = nequip_packaged(out)
         else:
             accelerated_call(out / "oeq_call.pt")
+            if args.set == "toy":
+                without_atomic_virials(out / "toy_mpnn_L2_no_virial.pt")
         periodic.write_data(crystal(), out / (DATA + ".tmp"),
                             "TEST crystal: 108 Cu/Ni atoms, fcc 3x3x3, rattled (make_fixtures.py)")
         (out / (DATA + ".tmp")).replace(out / DATA)

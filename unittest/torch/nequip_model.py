@@ -37,7 +37,8 @@ def build(r_max: float = 4.5, layers: int = 3, seed: int = 0, allegro: bool = Fa
 
 
 def native(model: torch.nn.Module, system: periodic.System, type_elements: list[str]) -> dict:
-    """nequip's own periodic evaluation: energy, per-atom energies, forces and virial, by tag."""
+    """nequip's own periodic evaluation: energy, per-atom energies, forces and virial, by tag, and the
+    per-atom virial from nequip's own edge forces (atomic_virials())."""
     from ase import Atoms  # noqa: PLC0415
     from nequip.data import AtomicDataDict, compute_neighborlist_, from_ase  # noqa: PLC0415
 
@@ -48,6 +49,7 @@ def native(model: torch.nn.Module, system: periodic.System, type_elements: list[
     data = compute_neighborlist_(data, r_max=float(model.metadata["r_max"]))
     out = model(AtomicDataDict.with_batch_(data))
     virial = out[AtomicDataDict.VIRIAL_KEY].detach().reshape(3, 3)
+    atomic = atomic_virials(model, data)
     return {
         "ops": "nequip's own evaluation (from_ase, compute_neighborlist_, periodic images as edge shifts; no halo)",
         "n_atoms": len(atoms),
@@ -58,4 +60,28 @@ def native(model: torch.nn.Module, system: periodic.System, type_elements: list[
         "tags": system.tags.tolist(),
         "atomic_energies": out[AtomicDataDict.PER_ATOM_ENERGY_KEY].detach().reshape(-1).tolist(),
         "forces": out[AtomicDataDict.FORCE_KEY].detach().tolist(),
+        "virial_atom": atomic.tolist(),
     }
+
+
+def atomic_virials(model: torch.nn.Module, data: dict) -> torch.Tensor:
+    """Per-atom virial [n, 6] (xx yy zz xy xz yz) from nequip's own edge forces.
+
+    nequip has no per-atom virial of its own; given edge vectors instead of positions (as its
+    LAMMPS ML-IAP integration gives them), its ForceStressOutput returns `edge_forces`, dE/d(edge
+    vector) of each edge. Each edge's -r (x) dE/dr, symmetrised, goes half to each end: mace's
+    partition (compute_atomic_stresses), the one the exported graph gives."""
+    from nequip.data import AtomicDataDict  # noqa: PLC0415
+    from nequip.nn.utils import with_edge_vectors_  # noqa: PLC0415
+
+    with_vectors = with_edge_vectors_(dict(data), with_lengths=False)
+    vectors = with_vectors[AtomicDataDict.EDGE_VECTORS_KEY].detach().clone()
+    edge_index = data[AtomicDataDict.EDGE_INDEX_KEY]
+    inputs = {AtomicDataDict.EDGE_VECTORS_KEY: vectors, AtomicDataDict.EDGE_INDEX_KEY: edge_index,
+              AtomicDataDict.ATOM_TYPE_KEY: data[AtomicDataDict.ATOM_TYPE_KEY]}
+    g = model(inputs)[AtomicDataDict.EDGE_FORCE_KEY].detach()
+    w = -torch.einsum("ea,eb->eab", vectors, g)
+    w = 0.25 * (w + w.transpose(1, 2))
+    n = data[AtomicDataDict.ATOM_TYPE_KEY].shape[0]
+    atom = torch.zeros(n, 3, 3, dtype=w.dtype).index_add(0, edge_index[0], w).index_add(0, edge_index[1], w)
+    return torch.stack([atom[:, 0, 0], atom[:, 1, 1], atom[:, 2, 2], atom[:, 0, 1], atom[:, 0, 2], atom[:, 1, 2]], 1)

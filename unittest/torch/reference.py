@@ -11,8 +11,11 @@ fail, its exchange (`halo_exchange_fixed`, an all_to_all) is replaced by the ide
 what an all_to_all over one rank is; the JSON's "ops" says which ran.
 
 Writes JSON: energy (sum of owned atomic energies), virial (sum over all rows of r (x) F, in
-LAMMPS' order xx yy zz xy xz yz, energy units), and by atom tag the atomic energies and the
-forces folded to their owners, for comparison with LAMMPS' per-atom output.
+LAMMPS' order xx yy zz xy xz yz, energy units), and by atom tag the atomic energies, the
+forces folded to their owners and the per-atom virial, for comparison with LAMMPS' per-atom
+output. The per-atom virial is mace's partition (`get_atomic_virials_stresses`), computed here
+from the eager model's own autograd with respect to its edge vectors (the model's `edge_shift`,
+a zero added to each): each edge's -r (x) dE/dr, symmetrised, half to each end's owner.
 
   reference.py --data cuni.data --type-elements Cu Ni --layers 2 --out ref.json
 """
@@ -71,15 +74,25 @@ def evaluate(model: torch.nn.Module, system: periodic.System, type_elements: lis
     n, n_rows = rows.n_owned, rows.positions.shape[0]
     species = periodic.species_of(system, type_elements, model_elements)[rows.owner]
     positions = rows.positions.clone().requires_grad_(True)
+    shift = torch.zeros(rows.edge_index.shape[1], 3, dtype=torch.float64, requires_grad=True)
     inputs = (positions, species, rows.edge_index, torch.tensor(n), rows.owner[n:].clone(),
-              torch.arange(n, n_rows), torch.ones(n_rows - n, dtype=torch.bool))
+              torch.arange(n, n_rows), torch.ones(n_rows - n, dtype=torch.bool), shift)
     with world_of_one() as ops:
         energies = model(*inputs)
         energy = energies[:n].sum()
-        (grad,) = torch.autograd.grad(energy, positions)
+        grad, edge_grad = torch.autograd.grad(energy, [positions, shift])
     row_forces = -grad
     forces = torch.zeros(n, 3, dtype=torch.float64).index_add(0, rows.owner, row_forces)
     w = rows.positions.T @ row_forces
+    sender, receiver = rows.edge_index
+    vec = rows.positions[sender] - rows.positions[receiver]
+    edge_w = -torch.einsum("ea,eb->eab", vec, edge_grad)
+    edge_w = 0.25 * (edge_w + edge_w.transpose(1, 2))  # symmetrised, half to each end
+    atom_w = torch.zeros(n, 3, 3, dtype=torch.float64).index_add(0, rows.owner[sender], edge_w).index_add(
+        0, receiver, edge_w)
+    if not torch.allclose(atom_w.sum(0), 0.5 * (w + w.T), rtol=1e-10, atol=1e-10):
+        raise RuntimeError("the per-atom virial does not sum to the virial: the model's energy is not a function of "
+                           "its edge vectors")
     return {
         "ops": ops,
         "n_atoms": n,
@@ -90,6 +103,8 @@ def evaluate(model: torch.nn.Module, system: periodic.System, type_elements: lis
         "tags": system.tags.tolist(),
         "atomic_energies": energies[:n].detach().tolist(),
         "forces": forces.tolist(),
+        "virial_atom": [[float(a[0, 0]), float(a[1, 1]), float(a[2, 2]), float(a[0, 1]), float(a[0, 2]), float(a[1, 2])]
+                        for a in atom_w],
     }
 
 

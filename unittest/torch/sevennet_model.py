@@ -81,11 +81,13 @@ def calculator(name: str, modal: str | None = None):
     (loading it takes seconds: once)."""
     from sevenn.calculator import SevenNetCalculator  # noqa: PLC0415
 
-    return SevenNetCalculator(name, device="cpu", **({"modal": modal} if modal else {}))
+    # compute_atomic_virial: SevenNet's own per-atom virial (results["stresses"]) beside the rest.
+    return SevenNetCalculator(name, device="cpu", compute_atomic_virial=True, **({"modal": modal} if modal else {}))
 
 
 def native(system: periodic.System, type_elements: list[str], name: str = "7net-0", modal: str | None = None) -> dict:
-    """SevenNetCalculator on the system: energy, virial (xx yy zz xy xz yz), per atom by tag."""
+    """SevenNetCalculator on the system: energy, virial (xx yy zz xy xz yz), per atom by tag (with
+    SevenNet's own per-atom virial)."""
     from ase import Atoms  # noqa: PLC0415
 
     atoms = Atoms(symbols=[type_elements[t - 1] for t in system.types.tolist()],
@@ -94,6 +96,9 @@ def native(system: periodic.System, type_elements: list[str], name: str = "7net-
     energy = float(atoms.get_potential_energy())
     # ASE's stress is dE/d(strain) / V, in Voigt order xx yy zz yz xz xy; LAMMPS' virial is -V times it.
     s = -atoms.get_stress() * atoms.get_volume()
+    # SevenNet's per-atom virial, its order xx yy zz xy yz zx (xy = r_x f_y, yz = r_y f_z, zx = r_z
+    # f_x), in energy units and LAMMPS' sign; into LAMMPS' order as its pair_style e3gnn does.
+    atomic = atoms.calc.results["stresses"]
     return {
         "ops": f"sevenn.calculator.SevenNetCalculator('{name}'{f', modal={modal!r}' if modal else ''}), periodic images "
                "as edge shifts (no halo)",
@@ -103,4 +108,5 @@ def native(system: periodic.System, type_elements: list[str], name: str = "7net-
         "tags": system.tags.tolist(),
         "atomic_energies": [float(e) for e in atoms.get_potential_energies()],
         "forces": atoms.get_forces().tolist(),
+        "virial_atom": [[float(a[0]), float(a[1]), float(a[2]), float(a[3]), float(a[5]), float(a[4])] for a in atomic],
     }
