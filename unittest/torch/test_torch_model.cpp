@@ -17,6 +17,7 @@
 
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
+#include "distspec/util/sha256.h"
 #include "model_test_util.h"
 #include "recording_halo.h"
 #include "remove_tree.h"
@@ -465,6 +466,110 @@ TEST(TorchModelErrors, ASpecWrittenForAnotherModel) {
                              "nvalchemi::halo_scatter_correct_static)"),
             std::string::npos)
       << e.message();
+}
+
+// ---- the model file against what its graph was exported with (graph_provenance.h) ----------
+
+// What distspec-export writes into a graph (its distspec.json metadata) for the network of these
+// tests, exported with the model file write_model_file() writes.
+Json exported_metadata() {
+  return {{"contract", 1},     {"precision", "fp64"}, {"elements", {"Cu", "Ni"}},       {"cutoff", kCutoff},
+          {"units", "metal"},  {"message_passing_layers", 2},                         {"comm_width", kWidth}};
+}
+
+// The network saved with that metadata as an extra file, as the exporter saves a .pt, and the
+// model file of it with `edits` applied (JSON pointers and their new values).
+fs::path exported(const fs::path& dir, const std::vector<std::pair<std::string, Json>>& edits = {},
+                  bool with_metadata = true) {
+  // Saved once per folder: a module's archive holds a serialization id of its own each time.
+  if (!fs::exists(dir / "toy.pt")) {
+    torch::jit::ExtraFilesMap extra;
+    if (with_metadata) extra["distspec.json"] = exported_metadata().dump();
+    network(kForwardEnergies).save((dir / "toy.pt").string(), extra);
+  }
+  Json doc = Json::parse(models::read_file_bytes(write_model_file(dir, parameters("toy.pt")).string()));
+  for (const auto& [pointer, value] : edits) doc[Json::json_pointer(pointer)] = value;
+  std::ofstream(dir / "toy.json") << doc.dump(1);
+  return dir / "toy.json";
+}
+
+TEST(TorchModelErrors, AModelFileEditedAfterTheExport) {
+  struct Edit {
+    std::string pointer;
+    Json value;
+    std::string in_file, in_graph;
+  };
+  for (const Edit& edit : {Edit{"/cutoff", 4.0, "cutoff 4.0", "cutoff 4.5"},
+                           Edit{"/elements", {"Ni", "Cu"}, R"(elements ["Ni","Cu"])", R"(elements ["Cu","Ni"])"},
+                           Edit{"/units", "real", R"(units "real")", R"(units "metal")"},
+                           Edit{"/parameters/precision", "fp32", R"(precision "fp32")", R"(precision "fp64")"},
+                           Edit{"/parameters/message_passing_layers", 3, "message_passing_layers 3",
+                                "message_passing_layers 2"},
+                           Edit{"/parameters/comm_width", 1, "comm_width 1", "comm_width " + std::to_string(kWidth)}}) {
+    const fs::path dir = scratch();
+    const fs::path file = exported(dir, {{edit.pointer, edit.value}});
+    const Error e = error_of([&] { models::make_model(read(file)); });
+    EXPECT_EQ(e.file(), file.string()) << edit.pointer;
+    EXPECT_EQ(e.pointer(), edit.pointer);
+    EXPECT_EQ(e.message(), "the model file says " + edit.in_file + ", but its graph " + (dir / "toy.pt").string() +
+                               " was exported with " + edit.in_graph);
+    const std::string key = edit.pointer.substr(edit.pointer.rfind('/') + 1);
+    EXPECT_NE(e.hint().find("restore \"" + key + "\": "), std::string::npos) << e.hint();
+    EXPECT_NE(e.hint().find("or export the model again with the " + key + " wanted"), std::string::npos) << e.hint();
+  }
+}
+
+TEST(TorchModelErrors, AGraphOrSpecThatIsNotTheOneExported) {
+  const fs::path dir = scratch();
+  const fs::path unedited = exported(dir);
+  const std::string graph_digest = sha256_file_hex((dir / "toy.pt").string());
+  const std::string spec_digest = read(unedited).spec_sha256;
+  const std::string other = sha256_hex("another export");
+  // Both recorded and both right: it loads, and warns of nothing.
+  const auto model = models::make_model(
+      read(exported(dir, {{"/parameters/graph_sha256", graph_digest}, {"/parameters/spec_sha256", spec_digest}})));
+  EXPECT_TRUE(model->info().warnings.empty());
+
+  const Error graph = error_of([&] {
+    models::make_model(read(exported(dir, {{"/parameters/graph_sha256", other}, {"/parameters/spec_sha256", spec_digest}})));
+  });
+  EXPECT_EQ(graph.pointer(), "/parameters/graph_sha256");
+  EXPECT_EQ(graph.message(), "graph " + (dir / "toy.pt").string() + " has SHA-256 " + graph_digest +
+                                 ", the model file records " + other +
+                                 ": it is not the graph this model file was exported with");
+  const Error spec = error_of([&] {
+    models::make_model(read(exported(dir, {{"/parameters/graph_sha256", graph_digest}, {"/parameters/spec_sha256", other}})));
+  });
+  EXPECT_EQ(spec.pointer(), "/parameters/spec_sha256");
+  EXPECT_EQ(spec.message(), "the spec " + potentials("specs/mpnn_halo.json") + " has SHA-256 " + spec_digest +
+                                " (of its canonical JSON), the model file records " + other +
+                                ": it is not the spec the graph was exported with");
+  const Error malformed = error_of([&] { models::make_model(read(exported(dir, {{"/parameters/graph_sha256", "abc"}}))); });
+  EXPECT_EQ(malformed.pointer(), "/parameters/graph_sha256");
+  EXPECT_EQ(malformed.message(), "expected a SHA-256 digest, 64 lowercase hex digits, found 'abc'");
+  // `pair_style distspec spec FILE` replaces the spec on purpose: its digest is not the file's.
+  EXPECT_NO_THROW(models::make_model(models::read_model_file(
+      exported(dir, {{"/parameters/graph_sha256", graph_digest}, {"/parameters/spec_sha256", other}}).string(),
+      potentials("specs/mpnn_halo.json"))));
+}
+
+// A model file written before the digests, or a graph without metadata: it runs, and the host is
+// told what was not checked (bind_model hands the model's warnings to the run plan).
+TEST(TorchModel, AnOlderExportRunsWithAWarning) {
+  const fs::path dir = scratch();
+  const models::ModelFile file = read(exported(dir));
+  const auto model = models::make_model(file);
+  ASSERT_EQ(model->info().warnings.size(), 1u);
+  EXPECT_NE(model->info().warnings[0].find("records no parameters.graph_sha256, spec_sha256"), std::string::npos)
+      << model->info().warnings[0];
+  models::HostFacts host;
+  host.units = "metal";
+  EXPECT_EQ(models::bind_model(file, model->info(), host).warnings, model->info().warnings);
+
+  const auto bare = models::make_model(read(exported(scratch(), {}, false)));
+  ASSERT_EQ(bare->info().warnings.size(), 2u);
+  EXPECT_NE(bare->info().warnings[1].find("carries no distspec.json metadata"), std::string::npos)
+      << bare->info().warnings[1];
 }
 
 }  // namespace
