@@ -17,10 +17,15 @@
 // Calling convention 1: inputs (positions [N,3], species [N] int64, edge_index [2,E] int64 with
 // row 0 the sender and row 1 the (owned) receiver, the pairs closer than the cutoff, n_owned []
 // int64, send_index [0] int64, recv_dest [n_halo] int64 = arange(n_owned, N), recv_real
-// [n_halo] bool, all true), outputs (atomic_energies [N], forces [N,3]) in the file's precision;
-// forces are -d(sum of owned atomic energies)/d(positions) on every row, halo rows holding
-// partials of their owners. A TorchScript module may return the atomic energies alone: forces
-// are then taken by autograd. The virial is sum over all rows of r (x) f, computed here.
+// [n_halo] bool, all true), outputs (atomic_energies [N], forces [N,3][, atomic_virials [N,6]])
+// in the file's precision; forces are -d(sum of owned atomic energies)/d(positions) on every row,
+// halo rows holding partials of their owners. atomic_virials (xx yy zz xy xz yz) is each edge's
+// -r (x) dE/dr shared between its two ends' rows as the model's package shares it (trace.py's
+// atomic_virials; halo rows: partials, folded like forces);
+// [0,6], or absent from an older export, where the model gives none: the global virial is then
+// the sum over all rows of r (x) f, and a per-atom virial is refused rather than made from
+// absolute positions (which depend on the origin). A TorchScript module may return the atomic
+// energies alone: forces are then taken by autograd, and it gives no per-atom virial.
 //
 // The graph runs once at load on a small graph of the model's own, so that one that breaks the
 // convention is reported when the model file is read; that call also records the collectives a
