@@ -96,14 +96,14 @@ std::optional<NotModelFile> pytorch_archive(const Archive& a, const std::string&
                            "and the graph together)";
   if (a.any_name_contains("data/aotinductor/")) {
     if (a.holds("_metadata.json", "distspec.json"))
-      return NotModelFile{"an AOTInductor package (.pt2) distspec-export wrote: an exported graph, not its model file",
+      return NotModelFile{"an AOTInductor package (.pt2) distspec-export wrote: the graph of an exported model",
                           ours};
     return NotModelFile{"an AOTInductor package (.pt2, data/aotinductor/ inside) that distspec-export did not write",
                         kExportHowTo};
   }
   if (a.has("constants.pkl") && a.has("code/")) {
     if (a.has("extra/distspec.json"))
-      return NotModelFile{"a TorchScript module (.pt) distspec-export wrote: an exported graph, not its model file",
+      return NotModelFile{"a TorchScript module (.pt) distspec-export wrote: the graph of an exported model",
                           ours};
     if (a.has("extra/chemical_symbols_to_index"))
       return NotModelFile{"a TorchScript module SevenNet deployed (sevenn_get_model's deployed_serial.pt)",
