@@ -21,6 +21,7 @@
 #include "model_test_util.h"
 #include "recording_halo.h"
 #include "remove_tree.h"
+#include "models/model_error.h"
 #include "models/model_file.h"
 #include "models/torch/halo_ops.h"
 #include "models/spec_binding.h"
@@ -41,10 +42,10 @@ constexpr double kSkin = 1.0;
 // the gather by sender), read out linearly, plus a repulsive pair term. fc is a smooth cutoff:
 // zero at 4.5 Angstrom.
 constexpr char kEnergies[] = R"JIT(
-def energies(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+def energies(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, shift):
     sender = edge_index[0]
     receiver = edge_index[1]
-    vec = positions.index_select(0, sender) - positions.index_select(0, receiver)
+    vec = positions.index_select(0, sender) - positions.index_select(0, receiver) + shift
     r = torch.sqrt((vec * vec).sum(-1))
     fc = 0.5 * (torch.cos(r * 0.6981317007977318) + 1.0)
     h = self.embedding.index_select(0, species)
@@ -63,20 +64,46 @@ def energies(self, positions, species, edge_index, n_owned, send_index, recv_des
 // forward returns the atomic energies alone: forces are taken in C++.
 constexpr char kForwardEnergies[] = R"JIT(
 def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
-    return self.energies(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real)
+    shift = torch.zeros([edge_index.size(1), 3], dtype=positions.dtype)
+    return self.energies(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, shift)
 )JIT";
 
 // forward returns (atomic energies, forces), forces by TorchScript's own autograd.
 constexpr char kForwardWithForces[] = R"JIT(
 def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
     x = positions.detach().requires_grad_(True)
-    e = self.energies(x, species, edge_index, n_owned, send_index, recv_dest, recv_real)
+    shift = torch.zeros([edge_index.size(1), 3], dtype=positions.dtype)
+    e = self.energies(x, species, edge_index, n_owned, send_index, recv_dest, recv_real, shift)
     n = int(n_owned.item())
     grads = torch.autograd.grad([e[:n].sum()], [x], allow_unused=True)
     g = grads[0]
     if g is None:
         g = torch.zeros_like(x)
     return e.detach(), -g
+)JIT";
+
+// forward returns (atomic energies, forces, atomic virials), as distspec-export writes them: the
+// gradient with respect to a zero added to each edge vector gives each edge's -r (x) dE/dr,
+// symmetrised, half on each end's row.
+constexpr char kForwardWithVirials[] = R"JIT(
+def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real):
+    x = positions.detach().requires_grad_(True)
+    shift = torch.zeros([edge_index.size(1), 3], dtype=positions.dtype).requires_grad_(True)
+    e = self.energies(x, species, edge_index, n_owned, send_index, recv_dest, recv_real, shift)
+    n = int(n_owned.item())
+    grads = torch.autograd.grad([e[:n].sum()], [x, shift], allow_unused=True)
+    gx = grads[0]
+    if gx is None:
+        gx = torch.zeros_like(x)
+    ge = grads[1]
+    if ge is None:
+        ge = torch.zeros([edge_index.size(1), 3], dtype=positions.dtype)
+    r = x.detach().index_select(0, edge_index[0]) - x.detach().index_select(0, edge_index[1])
+    six = torch.stack([2.0 * r[:, 0] * ge[:, 0], 2.0 * r[:, 1] * ge[:, 1], 2.0 * r[:, 2] * ge[:, 2],
+                       r[:, 0] * ge[:, 1] + r[:, 1] * ge[:, 0], r[:, 0] * ge[:, 2] + r[:, 2] * ge[:, 0],
+                       r[:, 1] * ge[:, 2] + r[:, 2] * ge[:, 1]], 1) * -0.25
+    w = torch.zeros([x.size(0), 6], dtype=x.dtype).index_add(0, edge_index[0], six).index_add(0, edge_index[1], six)
+    return e.detach(), -gx, w
 )JIT";
 
 // A module of the network with fixed random weights and the given forward.
@@ -121,7 +148,7 @@ fs::path write_model_file(const fs::path& dir, const Json& params, const std::st
 
 models::ModelFile read(const fs::path& model_file) { return models::read_model_file(model_file.string()); }
 
-std::unique_ptr<models::Model> saved_model(const std::string& forward = kForwardEnergies) {
+std::unique_ptr<models::Model> saved_model(const std::string& forward = kForwardWithVirials) {
   const fs::path dir = scratch();
   network(forward).save((dir / "toy.pt").string());
   return models::make_model(read(write_model_file(dir, parameters("toy.pt"))));
@@ -205,10 +232,61 @@ TEST(TorchModel, EnergyIsExtensive) {
   EXPECT_GT(std::abs(e1), 1e-3);
 }
 
+// The per-atom virial is built from edge vectors: an atom's is the same whichever of its periodic
+// images are rows (the unit cell's atoms against the same atoms in a 2 x 2 x 2 supercell, where
+// the neighbours across the unit cell's faces are owned rows, at other absolute positions), as it
+// must be on every processor grid; and it sums to the virial. r (x) f of each row would differ.
+TEST(TorchModel, PerAtomVirialIsTheSameWhicheverImagesAreRows) {
+  const auto model = saved_model();
+  const Crystal unit = test_crystal();
+  const PeriodicGraph g(unit, kCutoff, kSkin);
+  const auto small = run_model(*model, g, halo_spec());
+  expect_rows_add_up(g, small.out);
+  const PeriodicGraph big(supercell(unit, 2), kCutoff, kSkin);
+  const auto large = run_model(*model, big, halo_spec());
+  expect_rows_add_up(big, large.out);
+  const std::vector<double> in_unit = fold(g, small.out.virial_rows, 6);
+  const std::vector<double> in_supercell = fold(big, large.out.virial_rows, 6);
+  double largest = 0.0, worst = 0.0;
+  for (std::size_t i = 0; i < 6 * unit.positions.size(); ++i) {
+    EXPECT_NEAR(in_unit[i], in_supercell[i], 1e-10) << "atom " << i / 6 << " component " << i % 6;
+    largest = std::max(largest, std::abs(in_unit[i]));
+    worst = std::max(worst, std::abs(in_unit[i] - in_supercell[i]));
+  }
+  EXPECT_GT(largest, 1e-2) << "the test needs a per-atom virial to test";
+  std::printf("[   info   ] per-atom virial, unit cell vs supercell: max difference %.2e (max |W_i| = %.2f)\n", worst,
+              largest);
+}
+
+// A graph that gives no per-atom virial (a module that takes no edge_shift, an older export) runs,
+// global virial included, but a per-atom virial asked of it is refused, naming the model file:
+// r (x) f of each row depends on the origin and on which images are rows.
+TEST(TorchModelErrors, APerAtomVirialOfAGraphThatGivesNone) {
+  const fs::path dir = scratch();
+  network(kForwardWithForces).save((dir / "toy.pt").string());
+  const fs::path file = write_model_file(dir, parameters("toy.pt"));
+  const auto model = models::make_model(read(file));
+  const PeriodicGraph g(test_crystal(), kCutoff, kSkin);
+  const auto global = run_model(*model, g, halo_spec(), models::OutputRequest{true, true, false});
+  const std::array<double, 6> fd = fd_virial(*model, g, halo_spec(), 1e-6);
+  for (int c = 0; c < 6; ++c) EXPECT_NEAR(global.out.virial[c], fd[c], 1e-6) << "component " << c;
+  const Error e = error_of([&] { run_model(*model, g, halo_spec(), models::OutputRequest{true, true, true}); });
+  EXPECT_EQ(e.file(), file.string());
+  EXPECT_EQ(std::string(e.id()), std::string(models::model_error_id::system));
+  EXPECT_NE(e.message().find("a per-atom virial (compute stress/atom, centroid/stress/atom) was requested, but graph " +
+                             (dir / "toy.pt").string()),
+            std::string::npos)
+      << e.message();
+  EXPECT_NE(e.message().find("gives none: its energy function took no edge_shift"), std::string::npos) << e.message();
+  EXPECT_NE(e.hint().find("export the model again with this distspec-export"), std::string::npos) << e.hint();
+}
+
 TEST(TorchModel, ForcesOfTheGraphEqualForcesTakenInCpp) {
   const PeriodicGraph g(test_crystal(), kCutoff, kSkin);
-  const auto in_graph = run_model(*saved_model(kForwardWithForces), g, halo_spec());
-  const auto in_cpp = run_model(*saved_model(kForwardEnergies), g, halo_spec());
+  // No per-atom virial: neither graph gives one.
+  const models::OutputRequest request{true, true, false};
+  const auto in_graph = run_model(*saved_model(kForwardWithForces), g, halo_spec(), request);
+  const auto in_cpp = run_model(*saved_model(kForwardEnergies), g, halo_spec(), request);
   EXPECT_NEAR(in_graph.out.energy, in_cpp.out.energy, 1e-12 * std::abs(in_cpp.out.energy));
   for (std::size_t i = 0; i < in_cpp.out.forces.size(); ++i)
     ASSERT_NEAR(in_graph.out.forces[i], in_cpp.out.forces[i], 1e-12) << "row " << i / 3;
@@ -333,8 +411,8 @@ TEST(TorchModelErrors, AGraphWhoseInputsAreNotTheContract) {
   EXPECT_EQ(e.message(), "graph " + (dir / "toy.pt").string() +
                              " has forward(2 inputs) -> Tensor; calling convention 1 passes 7 (positions [N,3], species "
                              "[N] int64, edge_index [2,E] int64, n_owned [] int64, send_index [0] int64, recv_dest "
-                             "[n_halo] int64, recv_real [n_halo] bool) and expects (atomic_energies [N], forces [N,3]) "
-                             "or atomic_energies alone");
+                             "[n_halo] int64, recv_real [n_halo] bool) and expects (atomic_energies [N], forces [N,3][, "
+                             "atomic_virials [N,6]]) or atomic_energies alone");
 }
 
 TEST(TorchModelErrors, AGraphWhoseOutputsAreNotTheContract) {
@@ -350,7 +428,7 @@ TEST(TorchModelErrors, AGraphWhoseOutputsAreNotTheContract) {
   EXPECT_EQ(e.message(), "graph " + (dir / "toy.pt").string() +
                              " returned atomic_energies Double [5, 3] on cpu and forces (none) for N = "
                              "5 rows (expected float64); calling convention 1 expects (atomic_energies [N], forces "
-                             "[N,3]) in fp64");
+                             "[N,3][, atomic_virials [N,6]]) in fp64");
 }
 
 // A graph exported in fp64 whose model file claims fp32: its first call fails, at load.
