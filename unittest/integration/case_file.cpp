@@ -165,6 +165,10 @@ Reference read_reference(const Json& j, const std::string& path, const Tolerance
                                        : Reference::Kind::reference_file;
   r.name = f.string("name", kind);
   r.pair = f.lines("pair");
+  if (f.has("md")) {
+    if (r.kind != Reference::Kind::pair_lines) throw CaseError(f.at("md"), "only a pair_lines reference runs md lines of its own");
+    r.md = f.lines("md");
+  }
   r.args = f.lines("args");
   r.same_args = f.boolean("same_args", false);
   if (r.same_args && !r.args.empty()) throw CaseError(f.at("args"), "give args or same_args, not both");
@@ -176,13 +180,16 @@ Reference read_reference(const Json& j, const std::string& path, const Tolerance
                                                                        : "only a pair_lines reference takes pair lines");
   r.tolerance = f.has("tolerance") ? read_tolerance(f.get("tolerance"), f.at("tolerance"), tolerance) : tolerance;
   if (r.kind == Reference::Kind::periodic_images || r.kind == Reference::Kind::reference_file) {
-    // Evaluated outside LAMMPS at the run's own positions: no per-atom virial, no positions of
-    // its own. A bound the case sets for all its references does not apply; one set here is a
-    // comparison that could never fail.
+    // Evaluated outside LAMMPS at the run's own positions: no positions of its own, and no
+    // per-atom virial unless a reference file holds one (its "virial_atom"), which only a bound
+    // in its own tolerance compares. A bound the case sets for all its references does not apply;
+    // one set here where nothing is computed is a comparison that could never fail.
     const Json* own = f.has("tolerance") && f.get("tolerance").is_object() ? &f.get("tolerance") : nullptr;
     for (const auto& [key, bound] : {std::pair{"virial_atom", &r.tolerance.virial_atom},
                                      std::pair{"positions", &r.tolerance.positions}}) {
-      if (own && own->contains(key) && !(*own)[key].is_null())
+      const bool bounded = own && own->contains(key) && !(*own)[key].is_null();
+      if (bounded && r.kind == Reference::Kind::reference_file && std::string(key) == "virial_atom") continue;
+      if (bounded)
         throw CaseError(f.at("tolerance") + "/" + key,
                         "a " + kind + " reference computes no " + key + ": leave this bound out (or null)");
       *bound = INFINITY;
@@ -292,6 +299,28 @@ Environment read_environment(Fields& f)
   return out;
 }
 
+// An error row pins the message, not a fragment of it (a lone "Ne2", a JSON pointer alone): its
+// parts together hold at least this many words besides file paths and JSON pointers.
+constexpr int kRowWords = 4;
+
+// The words of a row's expected parts that are not paths or pointers (a token with '/' or a
+// placeholder); a part with alternatives counts as its shortest.
+int message_words(const std::vector<std::vector<std::string>>& expected)
+{
+  int total = 0;
+  for (const auto& alternatives : expected) {
+    int fewest = -1;
+    for (const std::string& part : alternatives) {
+      std::istringstream in(part);
+      int words = 0;
+      for (std::string token; in >> token;) words += token.find('/') == std::string::npos && token.rfind("${", 0) != 0;
+      fewest = fewest < 0 ? words : std::min(fewest, words);
+    }
+    total += std::max(fewest, 0);
+  }
+  return total;
+}
+
 ErrorRow read_error(const Json& j, const std::string& path, const Case& c)
 {
   Fields f(j, path);
@@ -327,6 +356,10 @@ ErrorRow read_error(const Json& j, const std::string& path, const Case& c)
     }
   }
   if (e.expected.empty()) throw CaseError(f.at("expected"), "expected the parts of the error message, at least one");
+  if (const int words = message_words(e.expected); words < kRowWords)
+    throw CaseError(f.at("expected"), "expects " + std::to_string(words) + " word(s) of the message besides paths and JSON "
+                    "pointers, a fragment that a wrong message can hold too; expected at least " + std::to_string(kRowWords) +
+                    ": the file or key named, what was expected there, and the hint (the message as the row's input gets it)");
   e.ranks = read_ranks(f);
   if (f.has("requires")) e.requirements = f.choices("requires", kRequirements, {});
   e.environment = read_environment(f);
@@ -355,6 +388,9 @@ Case read_case(const std::string& file)
   c.pair = f.lines("pair");
   if (c.pair.empty()) throw CaseError("/pair", "expected the pair lines under test");
   c.md = f.lines("md");
+  c.observe_after_md = f.choice("observe", {"run_0", "after_md"}, "run_0") == "after_md";
+  if (c.observe_after_md && c.md.empty())
+    throw CaseError("/observe", "after_md reads what the md lines' last run left: give the md lines");
   c.files = read_files(f, {});
   c.ranks = read_ranks(f);
   Tolerance tolerance;
@@ -394,6 +430,18 @@ Case read_case(const std::string& file)
     if (!refs.is_array() || refs.empty()) throw CaseError("/references", "expected an array of references");
     for (std::size_t i = 0; i < refs.size(); ++i)
       c.references.push_back(read_reference(refs[i], "/references/" + std::to_string(i), tolerance));
+  }
+  if (f.has("zero")) {
+    const Json& zero = f.get("zero");
+    if (!zero.is_object()) throw CaseError("/zero", "expected an object {observable: why it is zero}");
+    const std::vector<std::string> observables = {"pe", "forces", "virial", "energy_atom", "virial_atom"};
+    for (const auto& item : zero.items()) {
+      if (std::find(observables.begin(), observables.end(), item.key()) == observables.end())
+        throw CaseError("/zero/" + item.key(), "'" + item.key() + "' is not one of " + Fields::listed(observables));
+      if (!item.value().is_string() || item.value().get<std::string>().empty())
+        throw CaseError("/zero/" + item.key(), "expected the reason this observable is zero (a string)");
+      c.zero[item.key()] = item.value().get<std::string>();
+    }
   }
   c.environment = read_environment(f);
   c.log_lines = f.lines("log_lines");

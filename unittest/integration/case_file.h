@@ -33,6 +33,8 @@ struct Reference {
   Kind kind = Kind::pair_lines;
   std::string name;               // in failure messages: "lj/cut", "plain style", ...
   std::vector<std::string> pair;  // pair_lines
+  // pair_lines: its own md lines instead of the case's (the MD run whose frames a rerun reads)
+  std::optional<std::vector<std::string>> md;
   std::vector<std::string> args;  // pair_lines: LAMMPS command-line arguments of the reference run
   bool same_args = false;         // pair_lines: the variant's arguments instead (LAMMPS' own /kk style)
   std::string file;               // reference_file
@@ -97,10 +99,17 @@ struct Case {
   std::vector<std::string> deck;      // box and atoms
   std::vector<std::string> pair;      // the pair lines under test
   std::vector<std::string> md;        // after the pair lines, before the evaluation (MD, box changes)
+  // The observables are those the md lines' last run left (a rerun's last frame), read without
+  // the final `run 0`, which would rebuild every list and hide a stale one.
+  bool observe_after_md = false;
   std::vector<CaseFile> files;        // written into each rank's folder before every run
   std::vector<int> ranks;             // rank counts it runs on; empty: every count
   std::vector<Variant> variants;      // the product of the listed values
   std::vector<Reference> references;
+  // Observables the case says are exactly zero in the run and its references, each with the
+  // reason ("virial_atom": "..."): only these may compare zero with zero, a comparison that could
+  // not fail.
+  std::map<std::string, std::string> zero;
   // observables: ewald.cpp-style lines a reference run logs, which the case's run must log alike.
   std::vector<std::string> log_lines;
   std::size_t log_line_count = 0;

@@ -1,28 +1,77 @@
 #include "gpu_availability.h"
 
-#include "lammps_session.h"
+#include <dlfcn.h>
+
 #include "library.h"
 
 namespace distspec::testing {
 namespace {
 
-// One argon atom in a box: the smallest run that initialises the style on its device.
-std::string probe(const std::vector<std::string>& args, const std::string& keywords)
+// The CUDA devices the driver sees, asked of the driver itself: libcuda, opened at run time so
+// that a test program built without CUDA still builds and runs. Never the plugin's own start-up
+// on a device: that is what the GPU tests test, and a regression in it must fail them, not turn
+// them into skips. `why` says what stood in the way when the answer is 0.
+int driver_device_count(std::string& why)
 {
-  LammpsSession lmp(args);
-  return lmp.run_expecting_error("plugin load " + plugin_path() +
-                                 "\nunits metal\nregion box block 0 6 0 6 0 6\ncreate_box 1 box\n"
-                                 "create_atoms 1 single 1 1 1\nmass 1 39.948\npair_style distspec" + keywords +
-                                 "\npair_coeff * * " + potential("lj_argon.json") + " Ar\nrun 0 post no");
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!driver) {
+    const char* error = dlerror();
+    why = std::string("no CUDA driver (") + (error ? error : "libcuda.so.1 not found") + ")";
+    return 0;
+  }
+  // CUresult cuInit(unsigned), cuDeviceGetCount(int*): 0 is CUDA_SUCCESS, 100 CUDA_ERROR_NO_DEVICE.
+  using Init = int (*)(unsigned);
+  using Count = int (*)(int*);
+  const auto init = reinterpret_cast<Init>(dlsym(driver, "cuInit"));
+  const auto count = reinterpret_cast<Count>(dlsym(driver, "cuDeviceGetCount"));
+  if (!init || !count) {
+    why = "the CUDA driver libcuda.so.1 has no cuInit/cuDeviceGetCount";
+    return 0;
+  }
+  if (const int rc = init(0); rc != 0) {
+    why = rc == 100 ? "no GPU: the CUDA driver sees no device" : "the CUDA driver's cuInit failed with CUresult " + std::to_string(rc);
+    return 0;
+  }
+  int n = 0;
+  if (const int rc = count(&n); rc != 0) {
+    why = "the CUDA driver's cuDeviceGetCount failed with CUresult " + std::to_string(rc);
+    return 0;
+  }
+  // The driver stays loaded: CUDA in the plugin and in LAMMPS' KOKKOS uses the same one.
+  if (n == 0) why = "no GPU: the CUDA driver sees no device";
+  return n;
+}
+
+// The driver's answer, asked once per process.
+struct DriverAnswer {
+  int count = 0;
+  std::string why;
+  DriverAnswer() { count = driver_device_count(why); }
+};
+const DriverAnswer& driver()
+{
+  static const DriverAnswer answer;
+  return answer;
 }
 
 }  // namespace
 
+int gpu_count() { return driver().count; }
+
+const std::string& no_gpu_reason()
+{
+  static const std::string none;
+  return driver().count > 0 ? none : driver().why;
+}
+
 const std::string& device_cuda_unavailable()
 {
   static const std::string why = [] {
-    const std::string error = probe({}, " device cuda gpu_share yes");
-    return error.empty() ? error : "device cuda cannot run: " + error;
+#ifndef DISTSPEC_PLUGIN_HAS_CUDA
+    return std::string("the plugin is built without CUDA (DISTSPEC_ENABLE_CUDA=OFF)");
+#else
+    return no_gpu_reason();
+#endif
   }();
   return why;
 }
@@ -32,8 +81,7 @@ const std::string& gpu_kokkos_unavailable()
   static const std::string why = [] {
     if (!lammps_config_accelerator("KOKKOS", "api", "cuda"))
       return std::string("this LAMMPS' KOKKOS package is not built for CUDA");
-    const std::string error = probe({"-k", "on", "g", "1", "-sf", "kk"}, "");
-    return error.empty() ? error : "distspec/kk cannot run on a GPU: " + error;
+    return no_gpu_reason();
   }();
   return why;
 }

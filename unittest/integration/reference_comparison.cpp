@@ -38,7 +38,7 @@ void canonical_order(const std::vector<double>& x, Observables& o)
 }
 
 Observables evaluate_with(const std::string& setup, const std::string& pair, const std::vector<std::string>& args,
-                          MPI_Comm comm)
+                          const std::string& observed, MPI_Comm comm)
 {
   LammpsSession lmp(args, comm);
   lmp.run("plugin load " + plugin_path() + "\n" + setup + "\n" + pair + R"(
@@ -48,8 +48,7 @@ compute vir all pressure NULL virial
 compute distspec_type all property/atom type
 compute distspec_id all property/atom id
 thermo_style custom step pe press
-run 0 post no
-)");
+)" + (observed.empty() ? std::string("run 0 post no\n") : observed + "\n"));
   Observables o;
   o.pe = lmp.thermo("pe");
   o.forces = lmp.gather("f", 3);
@@ -75,15 +74,17 @@ void broadcast(std::vector<double>& v)
 
 }  // namespace
 
-Observables evaluate(const std::string& setup, const std::string& pair, const std::vector<std::string>& args)
+Observables evaluate(const std::string& setup, const std::string& pair, const std::vector<std::string>& args,
+                     const std::string& observed)
 {
-  return evaluate_with(setup, pair, args, MPI_COMM_WORLD);
+  return evaluate_with(setup, pair, args, observed, MPI_COMM_WORLD);
 }
 
-Observables evaluate_on_one_rank(const std::string& setup, const std::string& pair, const std::vector<std::string>& args)
+Observables evaluate_on_one_rank(const std::string& setup, const std::string& pair, const std::vector<std::string>& args,
+                                 const std::string& observed)
 {
   Observables o;
-  if (world_rank() == 0) o = evaluate_with(setup, pair, args, MPI_COMM_SELF);
+  if (world_rank() == 0) o = evaluate_with(setup, pair, args, observed, MPI_COMM_SELF);
   MPI_Bcast(&o.pe, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(o.box.data(), 9, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&o.nktv2p, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -117,7 +118,7 @@ double deviation(const std::vector<double>& got, const std::vector<double>& ref,
   if (got.size() != ref.size()) return INFINITY;
   double worst = 0.0;
   for (std::size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
+    if (!std::isfinite(got[i]) || !std::isfinite(ref[i])) return INFINITY;  // a NaN drops out of std::max
     worst = std::max(worst, std::abs(got[i] - ref[i]));
   }
   return absolute ? worst : worst / scale_of(ref);
@@ -133,9 +134,48 @@ double Deviation::worst() const
   return w;
 }
 
+namespace {
+
+// An observable's first non-finite value, named with its atom (per-atom arrays, by the run's atom
+// IDs) or component, and how many there are.
+void find_nonfinite(const char* name, const std::vector<double>& v, const std::vector<double>& ids, const char* whose,
+                    std::vector<std::string>& out)
+{
+  const auto bad = [](double x) { return !std::isfinite(x); };
+  const auto first = std::find_if(v.begin(), v.end(), bad);
+  if (first == v.end()) return;
+  const auto i = static_cast<std::size_t>(first - v.begin());
+  const std::size_t width = ids.empty() ? 0 : v.size() / ids.size();
+  std::ostringstream s;
+  s << name;
+  if (width > 0 && v.size() == width * ids.size()) s << " of atom ID " << std::llround(ids[i / width]) << " (component " << i % width << ")";
+  else if (v.size() > 1) s << " component " << i;
+  s << " is " << *first << " in the " << whose << " (" << std::count_if(v.begin(), v.end(), bad) << " non-finite value(s))";
+  out.push_back(s.str());
+}
+
+bool all_zero(const std::vector<double>& v)
+{
+  return !v.empty() && std::all_of(v.begin(), v.end(), [](double x) { return x == 0.0; });
+}
+
+}  // namespace
+
 Deviation compare(const Observables& got, const Observables& ref, bool absolute_per_atom)
 {
   Deviation d{};
+  const std::vector<double> pe_got{got.pe}, pe_ref{ref.pe};
+  const std::pair<const char*, std::pair<const std::vector<double>*, const std::vector<double>*>> observables[] = {
+      {"pe", {&pe_got, &pe_ref}}, {"forces", {&got.forces, &ref.forces}}, {"virial", {&got.virial, &ref.virial}},
+      {"energy_atom", {&got.energy_atom, &ref.energy_atom}}, {"virial_atom", {&got.virial_atom, &ref.virial_atom}},
+      {"positions", {&got.positions, &ref.positions}}};
+  const std::vector<double> global;  // pe and virial: named by component, not by atom
+  for (const auto& [name, pair] : observables) {
+    const bool per_atom = pair.first != &pe_got && pair.first != &got.virial;
+    find_nonfinite(name, *pair.first, per_atom ? got.ids : global, "run", d.nonfinite);
+    find_nonfinite(name, *pair.second, per_atom ? got.ids : global, "reference", d.nonfinite);
+    if (std::string(name) != "positions" && all_zero(*pair.first) && all_zero(*pair.second)) d.both_zero.push_back(name);
+  }
   d.pe = std::isfinite(got.pe) ? std::abs(got.pe - ref.pe) / std::max(std::abs(ref.pe), 1e-300) : INFINITY;
   d.forces = deviation(got.forces, ref.forces, absolute_per_atom);
   d.virial = deviation(got.virial, ref.virial);
@@ -148,10 +188,28 @@ Deviation compare(const Observables& got, const Observables& ref, bool absolute_
 std::string describe(const Deviation& d)
 {
   std::ostringstream s;
-  s << "pe " << d.pe << ", forces " << d.forces << ", virial " << d.virial << ", per-atom energy " << d.energy_atom
-    << ", per-atom virial " << d.virial_atom
-    << ", positions " << d.positions;
+  const std::pair<const char*, double> rows[] = {{"pe", d.pe}, {"forces", d.forces}, {"virial", d.virial},
+                                                 {"per-atom energy", d.energy_atom}, {"per-atom virial", d.virial_atom},
+                                                 {"positions", d.positions}};
+  for (const auto& [name, value] : rows)
+    if (!std::isnan(value)) s << (s.tellp() > 0 ? ", " : "") << name << " " << value;
   return s.str();
+}
+
+double virial_sum_rule(const Observables& o)
+{
+  if (o.virial_atom.empty() || o.virial.size() != 6) return NAN;
+  const auto& b = o.box;
+  const double volume = (b[3] - b[0]) * (b[4] - b[1]) * (b[5] - b[2]);
+  std::array<double, 6> sum{};
+  for (std::size_t i = 0; i < o.virial_atom.size(); ++i) sum[i % 6] += o.virial_atom[i];
+  double worst = 0.0, scale = 0.0;
+  for (int k = 0; k < 6; ++k) {
+    const double whole = -volume * o.virial[k];
+    worst = std::max(worst, std::abs(sum[k] - whole));
+    scale = std::max(scale, std::abs(whole));
+  }
+  return worst / (scale > 0.0 ? scale : 1.0);
 }
 
 std::vector<std::string> processor_grids()

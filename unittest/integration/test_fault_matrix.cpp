@@ -105,13 +105,14 @@ double largest(const std::vector<double>& v)
   return m > 0.0 ? m : 1.0;
 }
 
-// Largest |got - ref| over `scale`; infinite when sizes differ or a value is not finite.
+// Largest |got - ref| over `scale`; infinite when sizes differ or a value of either is not finite
+// (a NaN would otherwise drop out of the maximum).
 double deviation(const std::vector<double>& got, const std::vector<double>& ref, double scale)
 {
   if (got.size() != ref.size()) return INFINITY;
   double worst = 0.0;
   for (std::size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
+    if (!std::isfinite(got[i]) || !std::isfinite(ref[i])) return INFINITY;
     worst = std::max(worst, std::abs(got[i] - ref[i]));
   }
   return worst / scale;

@@ -6,6 +6,8 @@
 // ctest runs these under the label `gpu` (np 1 and 2); on one GPU, np 2 is two ranks sharing it.
 #include <gtest/gtest.h>
 
+#include <mpi.h>
+
 #include <cstdio>
 #include <string>
 
@@ -32,15 +34,32 @@ std::string crystal(double lattice, double jiggle)
       " 7751 units box\n";
 }
 
+// MPI ranks on this rank's node.
+int ranks_on_node()
+{
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 0;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
 // More ranks on the node than GPUs: every rank stops, naming the keyword that allows sharing.
+// Whether there are more is the driver's count, decided before the run: a run that refuses
+// nothing where it must refuse fails.
 TEST(GpuShareRefused, MoreRanksThanGpusWithoutGpuShare)
 {
   REQUIRE_DEVICE_CUDA();
+  int enough = dt::gpu_count() >= ranks_on_node();
+  MPI_Allreduce(MPI_IN_PLACE, &enough, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (enough) GTEST_SKIP() << "a GPU per rank on this node (" << dt::gpu_count() << " GPUs): nothing to refuse";
   dt::LammpsSession lmp;
   const std::string e = lmp.run_expecting_error("plugin load " + dt::plugin_path() + "\n" + crystal(5.4, 0.1) +
                                                 "pair_style distspec device cuda\npair_coeff * * " +
                                                 dt::potential("lj_binary.json") + " Ar Kr\nrun 0 post no");
-  if (e.empty()) GTEST_SKIP() << "as many GPUs as ranks here: nothing to refuse";
+  EXPECT_FALSE(e.empty()) << "rank " << dt::world_rank() << ": " << ranks_on_node() << " ranks on " << dt::gpu_count()
+                          << " GPU(s) without gpu_share ran";
   EXPECT_NE(e.find("add 'gpu_share yes'"), std::string::npos) << e;
 }
 

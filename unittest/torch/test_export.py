@@ -495,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     manifest = json.loads(manifest_file.read_text())
     results = Results()
+    results.report(bool(manifest["models"]), "the fixtures list models", f"{len(manifest['models'])} in {manifest_file.name}")
     for name, entry in manifest["models"].items():
         problems = check_files(fixtures, name, entry, manifest)
         results.report(not problems, f"{name} files", "; ".join(problems) or
@@ -510,8 +511,7 @@ def main(argv: list[str] | None = None) -> int:
         check_fused_conv_corrections(results)
         check_without_nvalchemi(results, fixtures, manifest)
     print(f"({time.perf_counter() - t0:.1f} s)")
-    print(f"{results.passed} passed, {results.failed} failed")
-    return 0 if results.failed == 0 else 1
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <mpi.h>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "lammps_session.h"
 
@@ -73,7 +74,6 @@ class SevennetNve : public ::testing::TestWithParam<int> {};
 
 TEST_P(SevennetNve, TwoRanksDriftNoMoreThanOneRank)
 {
-  if (dt::world_size() != 2) GTEST_SKIP() << "runs on 2 ranks";
   const Json manifest = read_json(fixtures_dir() + "/fixtures_sevennet.json");
   const std::string model = fixtures_dir() + "/" + manifest["models"]["7net0"]["model_file"].get<std::string>();
   const int steps = GetParam(), atoms = 8;
@@ -92,13 +92,17 @@ TEST_P(SevennetNve, TwoRanksDriftNoMoreThanOneRank)
                 "rank, %.2e eV on 2 ranks\n", steps, d1, d2);
 }
 
-int sevennet_nve_steps()
+// The step counts it runs; none on other rank counts than 2 (no test there, rather than a skip that
+// ctest would count as a pass).
+std::vector<int> sevennet_nve_steps()
 {
+  if (dt::world_size() != 2) return {};
   const char* long_checks = std::getenv("DISTSPEC_LONG_CHECKS");
-  return long_checks && std::string(long_checks) == "1" ? 2000 : 500;
+  return {long_checks && std::string(long_checks) == "1" ? 2000 : 500};
 }
 
-INSTANTIATE_TEST_SUITE_P(Sevennet, SevennetNve, ::testing::Values(sevennet_nve_steps()),
+INSTANTIATE_TEST_SUITE_P(Sevennet, SevennetNve, ::testing::ValuesIn(sevennet_nve_steps()),
                          [](const auto& info) { return std::to_string(info.param) + "_steps"; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SevennetNve);
 
 }  // namespace
