@@ -35,7 +35,7 @@ def summary(folder: Path, cases: list[tuple[str, str, str]], kind: str) -> tuple
 
 MPI_PROGRAM = ("[==========] Running 3 tests\n"
                "DISTSPEC-SKIP Data/Cases.AgreeWithTheirReferences/dftd3_ne_newton_on: this LAMMPS has no pair "
-               "dispersion/d3, which every reference of dftd3_ne.json here needs\n"
+               "dispersion/d3, which every reference of the case needs\n"
                "DISTSPEC-COUNTS tests 3 skipped 1 failed 0 comparisons 7\n")
 GPU_SKIP = "DISTSPEC-SKIP GpuShare.X: no GPU: the CUDA driver sees no device\nDISTSPEC-COUNTS tests 1 skipped 1 failed 0 comparisons 0\n"
 UNLISTED = "DISTSPEC-SKIP Foo.Bar: device cuda cannot run: cudaSetDevice failed\nDISTSPEC-COUNTS tests 1 skipped 1 failed 0 comparisons 0\n"
