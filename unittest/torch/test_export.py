@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import io
 import json
 import sys
@@ -58,7 +59,8 @@ TOLERANCE = 1e-10
 FP64_TRAINED = ("mace_fp64_L2",)
 FP64_TOLERANCE = 1e-12
 LAYOUTS = ((2.0, 11), (0.5, 23))  # (skin, shuffle seed)
-DOC_PARAMETERS = ["graph", "format", "precision", "message_passing_layers", "comm_width", "contract", "torch_version"]
+DOC_PARAMETERS = ["graph", "format", "precision", "message_passing_layers", "comm_width", "contract", "torch_version",
+                  "graph_sha256", "spec_sha256"]
 
 
 def relative(a, b) -> float:
@@ -103,6 +105,14 @@ def check_files(fixtures: Path, name: str, entry: dict, manifest: dict) -> list[
     if not graph.is_file() or graph.suffix != {"aoti": ".pt2", "torchscript": ".pt"}.get(params.get("format")):
         problems.append(f"graph {graph.name} missing or not of format {params.get('format')}")
     spec = MLIPSpec.load(fixtures / doc["spec"])
+    # The digests the plugin checks: of the graph's bytes, and of the spec file's JSON with keys
+    # sorted and no whitespace (so the same spec inline in a model file has the same one).
+    spec_bytes = json.dumps(json.loads((fixtures / doc["spec"]).read_text()), sort_keys=True, separators=(",", ":"),
+                            ensure_ascii=False).encode()
+    for key, want in (("graph_sha256", hashlib.sha256(graph.read_bytes()).hexdigest() if graph.is_file() else None),
+                      ("spec_sha256", hashlib.sha256(spec_bytes).hexdigest())):
+        if params.get(key) != want:
+            problems.append(f"parameters.{key} {params.get(key)!r}, expected {want!r}")
     if spec.to_dict()["compile"]["force_strategy"] != "framework_from_node_energy":
         problems.append(f"spec compile {spec.to_dict()['compile']}")
     if params.get("format") == "aoti":
@@ -153,6 +163,13 @@ def run_layout(run, system, ref: dict, manifest: dict, skin: float, seed: int):
         "forces": relative(folded[by_tag], ref["forces"]),
         "virial": relative(torch.stack(virial), ref["virial"]),
     }
+    if "virial_atom" in ref:
+        # The graph's per-atom virial, halo rows folded to their owners, against the reference's
+        # (the package's own, or the same partition of its own edge derivatives), and its sum
+        # against the global virial: on every layout (skin, shuffled rows) alike.
+        atomic = torch.zeros(n, 6, dtype=torch.float64).index_add(0, rows.owner, outputs[2].double())
+        dev["virial_atom"] = relative(atomic[by_tag], ref["virial_atom"])
+        dev["virial_atom sum"] = relative(atomic.sum(0), ref["virial"])
     return dev, dict(host.calls), (n_rows - n, rows.edge_index.shape[1])
 
 
@@ -163,14 +180,8 @@ def check_graph(results: Results, fixtures: Path, name: str, entry: dict, manife
 
     ref = json.loads((fixtures / entry["reference"]).read_text())
     system = periodic.read_data(fixtures / manifest["data"])
-    if "virial_atom" in ref:
-        # The graph's per-atom virial, halo rows folded to their owners, against the reference's
-        # (the package's own, or the same partition of its own edge derivatives), and its sum
-        # against the global virial: on every layout (skin, shuffled rows) alike.
-        atomic = torch.zeros(n, 6, dtype=torch.float64).index_add(0, rows.owner, outputs[2].double())
-        dev["virial_atom"] = relative(atomic[by_tag], ref["virial_atom"])
-        dev["virial_atom sum"] = relative(atomic.sum(0), ref["virial"])
     run = trace.load_graph(str(fixtures / entry["graph"]), entry["format"])
+    run_all = trace.load_graph(str(fixtures / entry["graph"]), entry["format"], virials=True)
     for skin, seed in LAYOUTS:
         too_wide = skin > manifest.get("max_skin", skin)
         try:
@@ -181,7 +192,6 @@ def check_graph(results: Results, fixtures: Path, name: str, entry: dict, manife
                            "refused: more neighbours than its max_neighbors" if refused
                            else f"{type(e).__name__}: {str(e)[:300]}")
             continue
-    run_all = trace.load_graph(str(fixtures / entry["graph"]), entry["format"], virials=True)
         if too_wide:
             results.report(False, f"{name}, skin {skin}", "ran, though its atoms have more neighbours than it takes")
             continue
