@@ -39,7 +39,7 @@ from typing import Any, Iterator
 
 import torch
 
-from . import ops
+from . import ops, packages, sniff
 from .adapted import Adapted
 from .trace import ATOMIC_VIRIAL_PARTITION, ExportError
 
@@ -59,7 +59,7 @@ def checkpoint(name: str = "7net-0", accelerate: str = "none", modal: str | None
     try:
         from sevenn.util import load_checkpoint  # noqa: PLC0415
     except ImportError as e:
-        raise ExportError(f"exporting SevenNet needs sevenn in this Python environment: {e}") from e
+        raise packages.missing("exporting SevenNet", "sevenn", e) from e
     if accelerate == "oeq":
         try:
             import openequivariance  # noqa: F401, PLC0415
@@ -159,7 +159,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     try:
         from ase.data import atomic_numbers as z_of  # noqa: PLC0415 (sevenn depends on ase)
     except ImportError as e:
-        raise ExportError(f"exporting SevenNet needs sevenn in this Python environment: {e}") from e
+        raise packages.missing("exporting SevenNet", "sevenn", e) from e
     if dtype != torch.float32:
         raise ExportError("SevenNet runs in fp32 (its weights and one-hot embedding are fp32): use --precision fp32")
     if getattr(model, "modal_map", None) and getattr(model, "eval_modal_map", False):
@@ -233,6 +233,7 @@ def write_deployed(deployed: str | Path, elements: list[str], cutoff: float, uni
     deployed = Path(deployed)
     if not deployed.is_file():
         raise ExportError(f"--deployed {deployed}: no such file")
+    sniff.require("deployed", deployed)
     extra = {"chemical_symbols_to_index": "", "cutoff": "", "dtype": "", "model_type": ""}
     try:
         torch.jit.load(str(deployed), map_location="cpu", _extra_files=extra)
