@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -291,7 +292,9 @@ int check_observables(const dt::Case& c, const dt::Variant& v, const std::string
       if (std::isfinite(ref.tolerance.virial_atom)) sum_rule_bound = std::max(sum_rule_bound, ref.tolerance.virial_atom);
     if (sum_rule_bound >= 0.0) {
       const double sum_rule = dt::virial_sum_rule(got);
-      ::testing::Test::RecordProperty(grid + " per-atom virial sum vs virial", std::to_string(sum_rule));
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g", sum_rule);
+      ::testing::Test::RecordProperty(grid + " per-atom virial sum vs virial", text);
       EXPECT_LE(sum_rule, sum_rule_bound) << "the per-atom virial does not sum to the virial";
     }
     for (std::size_t r = 0; r < c.references.size(); ++r) {
