@@ -23,7 +23,7 @@ distspec::HaloExchange *LammpsDeviceHaloExchange::self_images(const void *block)
   if (atom->nlocal != static_cast<int>(n_owned()) || atom->nghost != static_cast<int>(n_halo())) return nullptr;
   if (images_current()) return images_.get();
   images_.reset();
-  images_neighbor_builds_ = lmp_->neighbor->ncalls;
+  images_generation_ = list_generation();
   images_owned_ = n_owned();
   images_halo_ = n_halo();
   if (!atom->tag_enable || atom->map_style == Atom::MAP_NONE) return nullptr;
@@ -52,7 +52,7 @@ void LammpsDeviceHaloExchange::reverse(distspec::Rows<double> rows)
 // Ghosts, their IDs and the map change only when LAMMPS rebuilds its lists.
 bool LammpsDeviceHaloExchange::images_current() const
 {
-  return lmp_->neighbor->ncalls == images_neighbor_builds_ && n_owned() == images_owned_ &&
+  return list_generation() == images_generation_ && n_owned() == images_owned_ &&
       n_halo() == images_halo_;
 }
 

@@ -53,7 +53,7 @@ class LammpsDeviceHaloExchange final : public LammpsHaloExchange {
   bool block_on_device_ = false;
   distspec::DeviceRowPacker packer_;
   std::unique_ptr<distspec::DeviceIndexedHaloExchange> images_;
-  long long images_neighbor_builds_ = -1;  // neighbor->ncalls and the row counts images_ was made for
+  std::uint64_t images_generation_ = 0;  // the list build and the row counts images_ was made for
   std::size_t images_owned_ = 0, images_halo_ = 0;
 
 };

@@ -16,6 +16,7 @@
 #include "distspec/halo/halo_exchange.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace LAMMPS_NS {
 
@@ -26,17 +27,20 @@ class LammpsHaloExchangeBase : public distspec::HaloExchange {
  public:
   LammpsHaloExchangeBase(LAMMPS *lmp, Pair *pair) : lmp_(lmp), pair_(pair) {}
 
-  // Row counts of the current step.
-  void resize(std::size_t n_owned, std::size_t n_halo)
+  // Row counts of the current step, and the neighbour-list build they come from
+  // (NeighborBuilds::generation): what an exchange derives from the ghosts holds while it does.
+  void resize(std::size_t n_owned, std::size_t n_halo, std::uint64_t list_generation)
   {
     n_owned_ = n_owned;
     n_halo_ = n_halo;
+    list_generation_ = list_generation;
   }
   // The widest row one exchange may carry; the pair style's comm_forward / comm_reverse.
   void set_max_width(int width) { max_width_ = width; }
 
   std::size_t n_owned() const final { return n_owned_; }
   std::size_t n_halo() const final { return n_halo_; }
+  std::uint64_t list_generation() const { return list_generation_; }
   int n_ranks() const final;
 
   // The block is bound for the length of LAMMPS' comm call, whose callbacks move it.
@@ -72,6 +76,7 @@ class LammpsHaloExchangeBase : public distspec::HaloExchange {
  private:
   std::size_t n_owned_ = 0;
   std::size_t n_halo_ = 0;
+  std::uint64_t list_generation_ = 0;
   int max_width_ = 0;
 };
 

@@ -204,7 +204,7 @@ void PairDistspec::init_style()
   // The expanded shell: ghosts out to L cutoffs, without widening the neighbour list itself.
   if (plan_.expanded())
     comm->cutghostuser = std::max(comm->cutghostuser, info.message_passing_layers * info.cutoff + neighbor->skin);
-  edges_built_at_ = -1;
+  neighbor_builds_.reset();
   install_end_of_run_hook();
   log_setup();
 }

@@ -21,6 +21,7 @@ PairStyle(distspec,PairDistspec);
 #include "finite_outputs.h"
 #include "lammps_compat.h"
 #include "lammps_halo_exchange_base.h"
+#include "neighbor_builds.h"
 #include "models/style_settings.h"
 #include "pair_with_end_of_run.h"
 #include "run_timing.h"
@@ -119,7 +120,7 @@ class PairDistspec : public PairWithEndOfRun {
   std::vector<int> species_;
   std::vector<int> receivers_, offsets_, senders_;
   std::vector<int> owner_rows_;  // serial models and newton-on ends, rebuilt with the edges
-  bigint edges_built_at_ = -1;    // neighbor->ncalls when the edge arrays were built
+  NeighborBuilds neighbor_builds_;    // the list builds the edge arrays follow
   std::vector<int> newton_on_ends_rows_;
   bool report_pending_ = false;    // log the halo report after the first step of a run
   std::uint64_t topology_generation_ = 0;    // bumped at every edge rebuild (graph_.topology_generation)

@@ -20,7 +20,8 @@ void PairDistspec::build_graph()
 {
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
-  halo_->resize(nlocal, atom->nghost);
+  const bool lists_rebuilt = neighbor_builds_.rebuilt(*neighbor);
+  halo_->resize(nlocal, atom->nghost, neighbor_builds_.generation());
   dispatcher_->attach(*halo_);
 
   species_.resize(nall);
@@ -35,7 +36,7 @@ void PairDistspec::build_graph()
 
   timing_.lap(RunTiming::graph);
   // Charges are part of the topology a device model caches, and may change every step (fix qeq).
-  if (neighbor->ncalls != edges_built_at_) {
+  if (lists_rebuilt) {
     rebuild_edges();
     timing_.lap(RunTiming::edges);
   } else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
@@ -101,7 +102,6 @@ void PairDistspec::point_graph_at_edges(std::size_t n_receivers, const int *rece
 
 void PairDistspec::edges_rebuilt()
 {
-  edges_built_at_ = neighbor->ncalls;
   // Row counts, species and edges change only here: a device model uploads them only then.
   graph_.topology_generation = ++topology_generation_;
 }

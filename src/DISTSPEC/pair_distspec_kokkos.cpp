@@ -137,10 +137,11 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   atomKK->sync(execution_space, datamask_read);
 
   // Graph: rows [owned | halo] = atoms [0, nlocal) and ghosts [nlocal, nlocal + nghost).
-  halo_->resize(atom->nlocal, atom->nghost);
+  const bool lists_rebuilt = neighbor_builds_.rebuilt(*neighbor);
+  halo_->resize(atom->nlocal, atom->nghost, neighbor_builds_.generation());
   dispatcher_->attach(*halo_);
   promote_shard_fields();
-  if (neighbor->ncalls != edges_built_at_) rebuild_edge_arrays();
+  if (lists_rebuilt) rebuild_edge_arrays();
   // Charges are part of the topology a device model caches, and may change every step (fix qeq).
   else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
   // The model's kernels read the rows next, host kernels or CUDA kernels on their own stream.

@@ -37,6 +37,30 @@ void canonical_order(const std::vector<double>& x, Observables& o)
   for (auto* v : {&o.forces, &o.energy_atom, &o.virial_atom, &o.positions, &o.types, &o.ids}) permute(*v);
 }
 
+// Positions wrapped into the periodic box. LAMMPS wraps atoms only when it rebuilds its lists, so
+// an MD step's positions may lie outside the box where a rerun of them, wrapped at its setup,
+// lies inside: the same configuration either way. Triclinic boxes wrap in lattice coordinates.
+std::vector<double> wrapped_into_box(std::vector<double> x, const std::array<double, 9>& box, const int* periodic)
+{
+  const double lo[3] = {box[0], box[1], box[2]};
+  const double lx = box[3] - box[0], ly = box[4] - box[1], lz = box[5] - box[2];
+  const double xy = box[6], xz = box[7], yz = box[8];
+  for (std::size_t i = 0; i + 2 < x.size(); i += 3) {
+    const double d[3] = {x[i] - lo[0], x[i + 1] - lo[1], x[i + 2] - lo[2]};
+    // s = h^-1 d with h = [[lx, xy, xz], [0, ly, yz], [0, 0, lz]]
+    double s[3];
+    s[2] = d[2] / lz;
+    s[1] = (d[1] - yz * s[2]) / ly;
+    s[0] = (d[0] - xy * s[1] - xz * s[2]) / lx;
+    for (int k = 0; k < 3; ++k)
+      if (periodic[k]) s[k] -= std::floor(s[k]);
+    x[i] = lo[0] + lx * s[0] + xy * s[1] + xz * s[2];
+    x[i + 1] = lo[1] + ly * s[1] + yz * s[2];
+    x[i + 2] = lo[2] + lz * s[2];
+  }
+  return x;
+}
+
 Observables evaluate_with(const std::string& setup, const std::string& pair, const std::vector<std::string>& args,
                           const std::string& observed, MPI_Comm comm)
 {
@@ -60,7 +84,8 @@ thermo_style custom step pe press
   const char* box[] = {"xlo", "ylo", "zlo", "xhi", "yhi", "zhi", "xy", "xz", "yz"};
   for (int k = 0; k < 9; ++k) o.box[k] = lmp.thermo(box[k]);
   o.nktv2p = *static_cast<double*>(lammps_extract_global(lmp.handle(), "nktv2p"));
-  canonical_order(lmp.gather("x", 3), o);
+  const int* periodic = static_cast<const int*>(lammps_extract_global(lmp.handle(), "periodicity"));
+  canonical_order(wrapped_into_box(lmp.gather("x", 3), o.box, periodic), o);
   return o;
 }
 
