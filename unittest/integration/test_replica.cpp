@@ -172,6 +172,16 @@ mass 2 58.693
          "group vacancy id 1\ndelete_atoms group vacancy\n";
 }
 
+// The commands on the vacancy deck in `partitions` partitions, with distspec, then with eam/alloy.
+struct Outcomes {
+  std::vector<Replica> distspec, eam_alloy;
+};
+Outcomes run_both(int partitions, const std::string& commands)
+{
+  return {run_partitions(partitions, vacancy_deck(0.25) + kDistspecPair + commands),
+          run_partitions(partitions, vacancy_deck(0.25) + kEamAlloyPair + commands)};
+}
+
 class Replicas : public ::testing::Test {
  protected:
   void SetUp() override
@@ -193,15 +203,13 @@ TEST_F(Replicas, NebVacancyHopMatchesEamAlloy)
   const std::string final_file = folder + "/final.hop";
   if (dt::world_rank() == 0) std::ofstream(final_file) << "1\n2 0.0 0.0 0.0\n";
   MPI_Barrier(MPI_COMM_WORLD);
-  auto neb = [&](const std::string& pair) {
-    return run_partitions(4, vacancy_deck(0.25) + pair + R"(
+  const Outcomes neb = run_both(4, R"(
 fix neb all neb 1.0
 min_style quickmin
 timestep 0.01
 thermo 100
 neb 0.0 1e-6 3000 2000 100 final )" + final_file + "\nunfix neb\n");
-  };
-  const std::vector<Replica> got = neb(kDistspecPair), want = neb(kEamAlloyPair);
+  const std::vector<Replica>&got = neb.distspec, &want = neb.eam_alloy;
   expect_replicas_agree(got, want, Bounds{1e-10, 1e-5, 1e-6});
 
   auto barrier = [](const std::vector<Replica>& path) {
@@ -226,8 +234,7 @@ neb 0.0 1e-6 3000 2000 100 final )" + final_file + "\nunfix neb\n");
 TEST_F(Replicas, PrdMatchesEamAlloy)
 {
   dt::Watchdog watchdog("prd", kLimit);
-  auto prd = [&](const std::string& pair) {
-    return run_partitions(2, vacancy_deck(0.25) + pair + R"(
+  const Outcomes prd = run_both(2, R"(
 velocity all create 1200 5287287 loop geom
 fix nvt all nvt temp 1200 1200 0.1
 timestep 0.002
@@ -236,8 +243,7 @@ thermo 50
 prd 300 50 10 10 50 event 54985 temp 1200 min 1e-8 1e-8 100 100 vel local gaussian
 unfix nvt
 )");
-  };
-  expect_replicas_agree(prd(kDistspecPair), prd(kEamAlloyPair), Bounds{1e-9, 1e-6, 1e-7});
+  expect_replicas_agree(prd.distspec, prd.eam_alloy, Bounds{1e-9, 1e-6, 1e-7});
 }
 
 // Temperature-accelerated dynamics: MD at the high temperature with quenches, on 4 replicas of
@@ -245,8 +251,7 @@ unfix nvt
 TEST_F(Replicas, TadMatchesEamAlloy)
 {
   dt::Watchdog watchdog("tad", kLimit);
-  auto tad = [&](const std::string& pair) {
-    return run_partitions(4, vacancy_deck(0.25) + pair + R"(
+  const Outcomes tad = run_both(4, R"(
 velocity all create 1400 5287286 loop geom
 fix nvt all nvt temp 1400 1400 0.1
 timestep 0.002
@@ -255,8 +260,7 @@ thermo 50
 tad 200 50 1000 1400 0.05 1.0 event min 1e-8 1e-8 100 100 neb 0.0 0.01 100 100 20 neb_style quickmin neb_step 0.01 neb_log none
 unfix nvt
 )");
-  };
-  expect_replicas_agree(tad(kDistspecPair), tad(kEamAlloyPair), Bounds{1e-9, 1e-6, 1e-7});
+  expect_replicas_agree(tad.distspec, tad.eam_alloy, Bounds{1e-9, 1e-6, 1e-7});
 }
 
 // Replica exchange (temper) on 4 replicas from 800 K to 1 100 K: swaps of temperatures between
@@ -264,8 +268,7 @@ unfix nvt
 TEST_F(Replicas, TemperMatchesEamAlloy)
 {
   dt::Watchdog watchdog("temper", kLimit);
-  auto temper = [&](const std::string& pair) {
-    return run_partitions(4, vacancy_deck(0.25) + pair + R"(
+  const Outcomes temper = run_both(4, R"(
 variable t world 800 900 1000 1100
 velocity all create $t 4928459 loop geom
 fix nvt all nvt temp $t $t 0.1
@@ -274,8 +277,7 @@ thermo 50
 temper 200 20 $t nvt 3847 58382
 unfix nvt
 )");
-  };
-  expect_replicas_agree(temper(kDistspecPair), temper(kEamAlloyPair), Bounds{1e-9, 1e-6, 1e-7});
+  expect_replicas_agree(temper.distspec, temper.eam_alloy, Bounds{1e-9, 1e-6, 1e-7});
 }
 
 }  // namespace
