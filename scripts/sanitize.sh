@@ -46,7 +46,8 @@ integration)
     -DDISTSPEC_SANITIZE=ON -DDISTSPEC_ENABLE_CUDA=OFF -DDISTSPEC_BUILD_BENCH=OFF \
     -DLAMMPS_SOURCE_DIR="$DISTSPEC_LAMMPS_2025/source" -DLAMMPS_BUILD_DIR="$DISTSPEC_LAMMPS_2025/build" \
     -DDISTSPEC_TEST_RANKS="2" -DDISTSPEC_FAULT_MATRIX_RANKS="1;2;4" >/dev/null
-  cmake --build "$build" -j "${DISTSPEC_JOBS:-2}" --target distspec_plugin distspec_integration_tests distspec_fault_matrix
+  cmake --build "$build" -j "${DISTSPEC_JOBS:-2}" --target distspec_plugin distspec_integration_tests distspec_fault_matrix \
+    distspec_replica_tests
   # Leaks of LAMMPS and Open MPI (kept until exit by design) are suppressed by library name,
   # ours are not; for the names to be known, no library may be unloaded before the report
   # (asan_keep_modules.c). It is preloaded into mpirun too (harmless there), which is why the
