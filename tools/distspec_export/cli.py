@@ -79,6 +79,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--quick-compile", action="store_true",
                    help="compile faster (no precompiled header, -O0 wrapper; kernels unchanged)")
     p.add_argument("--no-check", action="store_true", help="skip running the graph against the eager model")
+    p.add_argument("--no-fold-elements", action="store_true",
+                   help="trace tensor products and linears of the element's one-hot as the model has them, instead "
+                        "of folding them into weights per exported element (sevennet, mace, nequip; "
+                        "doc/torch_models.md, Element-specialised linears)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="where an AOTInductor package runs (it is compiled for one device; default cpu); a "
                         "TorchScript graph runs on every device")
@@ -102,7 +106,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                       ("--precision", args.precision != "fp64"), ("--kind", args.kind != "auto"),
                                       ("--layers", args.layers is not None), ("--device", args.device != "cpu"),
                                       ("--accelerate", args.accelerate != "none"),
-                                      ("--quick-compile", args.quick_compile), ("--no-check", args.no_check))
+                                      ("--quick-compile", args.quick_compile), ("--no-check", args.no_check),
+                                      ("--no-fold-elements", args.no_fold_elements))
                    if given]
         if ignored:
             p.error(f"--deployed writes a model file around SevenNet's own module, which fixes its graph, precision "
@@ -217,7 +222,8 @@ def export_from_args(args: argparse.Namespace, log=print):
                   message_passing_layers=args.layers, description=description,
                   source=source, license=license_,
                   quick_compile=args.quick_compile, check_export=not args.no_check, device=args.device,
-                  accelerate=args.accelerate, head=args.head, reload=reload, log=log)
+                  accelerate=args.accelerate, head=args.head, reload=reload,
+                  fold_elements=not args.no_fold_elements, log=log)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,6 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  accelerator ops (pass-through adapters in the spec): {', '.join(accelerated)}")
     print(f"  halo ops: {result.halo_sites or 'none'}; comm_width {result.comm_width}; "
           f"message_passing_layers {result.message_passing_layers}")
+    folded, kept = result.element_linears.get("folded", []), result.element_linears.get("kept", [])
+    if folded:
+        print(f"  folded per element: {', '.join(f['module'] for f in folded)}")
+    for k in kept:
+        print(f"  not folded per element: {k['module']}: {k['why']}")
     print(f"  times: {seconds}")
     if result.deviations:
         d = result.deviations

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import accelerators, adapters, check, trace
+from . import accelerators, adapters, check, element_linears, trace
 from .files import file_sha256, spec_dict, spec_sha256, write_model_file, write_spec  # noqa: F401 (write_spec: public)
 from .trace import UNITS, ExportError  # noqa: F401 (UNITS: the command line's choices)
 
@@ -35,6 +35,7 @@ class ExportResult:
     message_passing_layers: int
     seconds: dict[str, float]
     deviations: dict[str, Any]
+    element_linears: dict[str, Any] = dataclasses.field(default_factory=dict)  # element_linears.Record
 
 
 def torch_version() -> str:
@@ -63,6 +64,7 @@ class ExportOptions:
     device: str = "cpu"
     accelerate: str = "none"
     head: str | None = None  # the head of a multi-head MACE model
+    fold_elements: bool = True  # element_linears.py: modules of the element's one-hot folded per element
 
     @property
     def dtype(self) -> torch.dtype:
@@ -80,9 +82,11 @@ class ExportOptions:
             raise ExportError(f"--device {self.device}: a TorchScript graph is traced on the cpu and runs on every "
                               "device (its devices follow the positions'); leave out --device, or export an "
                               "AOTInductor package for this device")
-        if self.device != "cpu" and self.check_export:
-            raise ExportError(f"--device {self.device}: the check runs the graph on the cpu; pass --no-check, and "
-                              "compare the run on the device against a cpu export (bench/sevennet_gpu)")
+        if self.device == "cuda" and not torch.cuda.is_available():
+            why = "torch is a build without CUDA" if torch.version.cuda is None else "torch.cuda.is_available() is False"
+            raise ExportError(f"--device cuda: this Python sees no GPU ({why}); the model is traced, compiled and "
+                              "checked on the GPU the graph is made for: export on a machine with one, or export for "
+                              "the cpu (TorchScript runs on every device)")
         if self.kind not in adapters.KINDS:
             raise ExportError(f"model kind '{self.kind}' is not one of {list(adapters.KINDS)}")
         elements = _check_arguments(self.elements, self.cutoff, self.units, self.name, self.format, self.precision)
@@ -118,7 +122,7 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
            source: str | None = None, license: str | None = None,  # noqa: A002
            quick_compile: bool = False, check_export: bool = True, device: str = "cpu",
            accelerate: str = "none", head: str | None = None, reload: Callable[[], Any] | None = None,
-           log: Callable[[str], None] = print) -> ExportResult:
+           fold_elements: bool = True, log: Callable[[str], None] = print) -> ExportResult:
     """Export `model` for `pair_style distspec` (doc/torch_models.md, contract 1).
 
     model: a module with the contract's forward (`forward(positions, species, edge_index,
@@ -129,20 +133,22 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
         kind's own spec where it has one.
     Writes `NAME.pt2` (or `NAME.pt`), `NAME.spec.json` and the model file `NAME.json` in
     `out_dir`, then (check_export) runs the graph file on two example crystals with DISTSPEC's
-    op semantics (host_ops.py) against the eager model.
+    op semantics (host_ops.py) against the eager model, both on the export's device.
     device: where the graph runs ("cpu" or "cuda"): an AOTInductor package is compiled for one
     device; the model and the example inputs are moved there for the trace.
     accelerate: "none", or the accelerator (accelerators.py) the model was built with: its ops
     are kept opaque in the graph, listed in the spec as pass-through op adapters and named in
     the model file (parameters.accelerator).
     head: the head a multi-head MACE model is exported with (its `heads`), None for a model of one.
+    fold_elements: fold each tensor product or linear of the element's one-hot (SevenNet's, MACE's and
+        NequIP's, element_linears.py) into weights per exported element; False traces them as they are.
     reload: loads the model afresh from the file it came from, as its package does (--from); the
         check's reference where the exporter rebuilds or rewires the model (MACE, NequIP). None: a
         copy of `model` taken before the export touches it.
     """
     options = ExportOptions(elements, cutoff, units, Path(out_dir), name, format, precision, kind,
                             message_passing_layers, description, source, license, quick_compile, check_export,
-                            device, accelerate, head)
+                            device, accelerate, head, fold_elements)
     return export_with(model, spec, options, log, reload)
 
 
@@ -159,6 +165,7 @@ class _Traced:
     width: int
     layers: int
     accelerator: Any
+    element_linears: element_linears.Record
 
 
 def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[str], None] = print,
@@ -204,11 +211,13 @@ def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[st
     deviations: dict[str, Any] = {}
     if o.check_export:
         t0 = time.perf_counter()
-        deviations = check.check_graph(str(o.graph_file), o.format, t.adapted.energy_fn, len(o.elements), o.cutoff,
-                                       o.dtype, t.adapted.reference)
+        # Without the package's own evaluation, the eager model is the reference: with its modules unfolded.
+        eager = element_linears.with_originals(t.adapted.energy_fn) if t.element_linears.folded else t.adapted.energy_fn
+        deviations = check.check_graph(str(o.graph_file), o.format, eager, len(o.elements), o.cutoff, o.dtype,
+                                       t.adapted.reference, device=o.device)
         seconds["check"] = time.perf_counter() - t0
     return ExportResult(model_file, o.graph_file, spec_file, t.custom_ops, t.sites, t.width, t.layers, seconds,
-                        deviations)
+                        deviations, t.element_linears.as_json())
 
 
 def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | None = None) -> _Traced:
@@ -225,8 +234,9 @@ def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | 
     accelerator = accelerators.check_choice(o.accelerate, kind, o.device)
     if o.head is not None and kind != "mace":
         raise ExportError(f"--head {o.head}: heads are MACE's; a {kind} model has none")
-    adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator, head=o.head,
-                             original=reload)
+    with element_linears.recording(o.fold_elements) as folding:
+        adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator, head=o.head,
+                                 original=reload)
     _check_declared(o, adapted)
     if spec is None:
         spec = adapted.spec() if callable(adapted.spec) else adapted.spec
@@ -250,7 +260,7 @@ def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | 
         # A message-passing layer refreshes its halo rows at least once: by a forward exchange,
         # or by a scatter correction (which the backward calls once more).
         layers = max(1, sites.get("halo_forward_static", 0), sites.get("halo_scatter_correct_static", 0) // 2)
-    return _Traced(adapted, gm, example, spec_d, custom_ops, sites, width, int(layers), accelerator)
+    return _Traced(adapted, gm, example, spec_d, custom_ops, sites, width, int(layers), accelerator, folding)
 
 
 def _check_declared(o: ExportOptions, adapted: Any) -> None:
@@ -279,5 +289,6 @@ def _graph_metadata(o: ExportOptions, t: _Traced) -> dict[str, str]:
         "custom_ops": t.custom_ops,
         "torch_version": torch_version(),
         "torch_build": torch.__version__,
+        "element_linears": t.element_linears.as_json(),
     }
     return {"distspec.contract": str(trace.CONTRACT), "distspec.json": json.dumps(contract_meta)}

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import ops, packages, precision
+from . import element_linears, ops, packages, precision
 from .accelerators import Accelerator
 from .adapted import Adapted, Reference
 from .trace import ExportError, trace_symbolic
@@ -257,6 +257,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         rebuilt = _with_oeq_convolutions(rebuilt, dtype)
     for p in rebuilt.parameters():
         p.requires_grad_(False)
+    rebuilt = element_linears.fold(rebuilt, "mace", [table_z.index(z_of[e]) for e in elements])
     one_hot = torch.zeros(len(elements), len(table_z), dtype=dtype, device=device)
     for species, element in enumerate(elements):
         one_hot[species, table_z.index(z_of[element])] = 1.0

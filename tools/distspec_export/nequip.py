@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import ops, packages
+from . import element_linears, ops, packages
 from .adapted import Adapted, Reference
 from .trace import ExportError
 
@@ -155,6 +155,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     model = model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
+    model = element_linears.fold(model, "nequip", type_index)
     allegro = layers == 0
 
     def energy(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, edge_shift):

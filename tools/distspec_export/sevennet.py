@@ -39,7 +39,7 @@ from typing import Any, Iterator
 
 import torch
 
-from . import ops, packages, sniff
+from . import element_linears, ops, packages, sniff
 from .adapted import Adapted
 from .trace import ATOMIC_VIRIAL_PARTITION, ExportError
 
@@ -177,6 +177,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     if unknown:
         raise ExportError(f"elements {unknown} are not among the SevenNet model's {len(type_map)} elements")
     type_index = torch.tensor([type_map[z_of[e]] for e in elements], dtype=torch.int64)
+    model = element_linears.fold(model, "sevennet", type_index)  # a copy, where it folds anything
 
     model = model.eval()
     model.set_is_batch_data(False)

@@ -122,3 +122,19 @@ add_test(NAME torch.exporter_install
           --python "${DISTSPEC_PYTHON}")
 set_tests_properties(torch.exporter_install PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 900
   ENVIRONMENT "DISTSPEC_PYTHON_MACE=${DISTSPEC_PYTHON_MACE};DISTSPEC_PYTHON_SEVENN=${DISTSPEC_PYTHON_SEVENN};DISTSPEC_PYTHON_NEQUIP=${DISTSPEC_PYTHON_NEQUIP}")
+
+# torch.element_linears_SET (sevennet, mace, nequip): test_element_linears.py, the exporter's fold of
+# the element's one-hot (tools/distspec_export/element_linears.py): each folded module equals the
+# package's own (fp64 1e-12, fp32 1e-6, value and gradient), the traced force graph has fewer FLOPs
+# folded, a module of another operand is kept, and the set's fixtures (which torch.export_SET and the
+# LAMMPS tests check against the package's own evaluation) were exported folded.
+function(torch_element_linears set python)
+  add_test(NAME torch.element_linears_${set}
+    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_element_linears.py" --set ${set}
+            --fixtures "${DISTSPEC_TORCH_FIXTURES}" --python "${python}")
+  set_tests_properties(torch.element_linears_${set} PROPERTIES FIXTURES_REQUIRED torch_${set}_fixtures
+    LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 900)
+endfunction()
+torch_element_linears(sevennet "${DISTSPEC_PYTHON_SEVENN}")
+torch_element_linears(mace "${DISTSPEC_PYTHON_MACE}")
+torch_element_linears(nequip "${DISTSPEC_PYTHON_NEQUIP}")

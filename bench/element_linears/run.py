@@ -1,0 +1,124 @@
+"""Does folding the element's one-hot (tools/distspec_export/element_linears.py) pay on the CPU?
+
+Exports each model twice with distspec-export (AOTInductor, cpu, fp32): folded (the default) and
+with --no-fold-elements, then times the graph per call, as the plugin calls it on one rank (the
+contract's inputs, DISTSPEC's op semantics for one process), on the same periodic crystal:
+
+- SevenNet-0 ('7net-0'): its self-connections are linears of the features alone, so only the
+  linear embedding of the 89-wide one-hot folds;
+- with --nequip-sc, also SevenNet-0's architecture with `self_connection_type: nequip` (random
+  weights, seeded): each block's self-connection is the tensor product of the features with the
+  89-wide one-hot, which folds into one linear per exported element.
+
+  run.py OUT [--cells 6] [--calls 5] [--threads 1] [--nequip-sc] [--device cpu|cuda]
+
+Prints a table: model, folded or not, MACs per row folded away, seconds per call, and the graphs'
+largest difference (relative to max(1, |value|)). Needs DISTSPEC_PYTHON_SEVENN's environment. On
+a GPU machine, `--device cuda` exports and times CUDA graphs instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "tools"))
+
+ELEMENTS = ["Si", "O"]
+
+
+def nequip_sc():
+    """SevenNet-0's configuration with the nequip-style self-connection, random weights."""
+    import torch  # noqa: PLC0415
+    from sevenn.model_build import build_E3_equivariant_model  # noqa: PLC0415
+    from sevenn.util import load_checkpoint  # noqa: PLC0415
+
+    config = dict(load_checkpoint("7net-0").config)
+    config["self_connection_type"] = "nequip"
+    torch.manual_seed(0)
+    return build_E3_equivariant_model(config)
+
+
+def export(model, name: str, out: Path, fold: bool, device: str):
+    from distspec_export.export import export as run_export  # noqa: PLC0415
+
+    return run_export(model, None, ELEMENTS, 5.0, "metal", out, name + ("" if fold else "_unfolded"),
+                      precision="fp32", kind="sevennet", check_export=False, device=device,
+                      fold_elements=fold, log=lambda s: print(s, flush=True))
+
+
+def time_graph(path: str, example, calls: int, device: str) -> tuple[float, tuple]:
+    import torch  # noqa: PLC0415
+    from distspec_export import trace  # noqa: PLC0415
+    from distspec_export.host_ops import HostExchange  # noqa: PLC0415
+
+    run = trace.load_graph(path, "aoti")
+    inputs = tuple(t.to(device) for t in example.contract_inputs())
+    host = HostExchange(example.owner.to(device), example.n_owned)
+    times = []
+    with host.install():
+        out = run(inputs)  # warm-up
+        for _ in range(calls):
+            if device == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            out = run(inputs)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times), tuple(t.detach().cpu().double() for t in out)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("out", type=Path)
+    p.add_argument("--cells", type=int, default=6, help="crystal of CELLS^3 atoms 2.5 A apart (default 216)")
+    p.add_argument("--calls", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--nequip-sc", action="store_true", help="also the nequip-style self-connection model")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    args = p.parse_args()
+    import torch  # noqa: PLC0415
+
+    torch.set_num_threads(args.threads)
+    from distspec_export import example as ex  # noqa: PLC0415
+    from distspec_export import ops  # noqa: PLC0415
+    from distspec_export.sevennet import checkpoint  # noqa: PLC0415
+
+    ops.import_nvalchemi_ops()
+    ops.define_backward_op()
+    crystal = ex.crystal(len(ELEMENTS), 5.0, torch.float32, cells=args.cells, spacing=0.5, seed=3)
+    n_rows, n_edges = crystal.inputs[0].shape[0], crystal.inputs[2].shape[1]
+    models = {"SevenNet-0": lambda: checkpoint("7net-0")}
+    if args.nequip_sc:
+        models["SevenNet-0 arch., nequip self-connection"] = nequip_sc
+    rows = []
+    for label, build in models.items():
+        name = "7net0" if label == "SevenNet-0" else "7net0_nequip_sc"
+        timed = {}
+        for fold in (True, False):
+            result = export(build(), name, args.out, fold, args.device)
+            macs = sum(f["macs_per_row"][0] - f["macs_per_row"][1] for f in result.element_linears["folded"])
+            seconds, outputs = time_graph(str(result.graph_file), crystal, args.calls, args.device)
+            timed[fold] = (seconds, outputs, macs)
+        deviation = max(float((a - b).abs().max()) / max(1.0, float(b.abs().max()))
+                        for a, b in zip(timed[True][1], timed[False][1]))
+        for fold in (False, True):
+            rows.append((label, "folded" if fold else "as is", timed[fold][2] if fold else 0, timed[fold][0],
+                         deviation if fold else float("nan")))
+    print(f"\n{crystal.n_owned} atoms, {n_rows} rows, {n_edges} edges, {args.threads} thread(s), {args.device}, "
+          f"torch {torch.__version__}")
+    print(f"| model | graph | MACs per row folded away | s per call (median of {args.calls}) | "
+          "folded vs as is |")
+    print("|---|---|---|---|---|")
+    for label, how, macs, seconds, deviation in rows:
+        print(f"| {label} | {how} | {macs} | {seconds:.4f} | {'' if how == 'as is' else f'{deviation:.1e}'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
