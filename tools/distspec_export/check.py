@@ -42,17 +42,26 @@ def small_ranks(dtype: torch.dtype, cutoff: float = 2.0) -> list[tuple[str, tupl
             ("1 atom + its image, 1 edge", *rank(pair, [[1], [0]], 1, [0, 0]))]
 
 
-def small_ranks_fail(run, dtype: torch.dtype, energy_fn=None, cutoff: float = 2.0, skip_empty: bool = False) -> str:
+def on_device(tensors, device: str) -> tuple[torch.Tensor, ...]:
+    """The contract's inputs where the graph runs: a package compiled for the GPU takes device
+    tensors only, and the model it was traced from lives there too."""
+    return tuple(t.to(device) for t in tensors)
+
+
+def small_ranks_fail(run, dtype: torch.dtype, energy_fn=None, cutoff: float = 2.0, skip_empty: bool = False,
+                     device: str = "cpu") -> str:
     """Why the graph fails on the smallest ranks ('' if it runs, and equals the eager model
-    where that runs). skip_empty: not on a rank of no atom, where the plugin calls no graph."""
+    where that runs). skip_empty: not on a rank of no atom, where the plugin calls no graph.
+    device: where the graph and the eager model run (the export's device)."""
     force_fn = trace.force_function(energy_fn) if energy_fn is not None else None
     for what, inputs, owner in small_ranks(dtype, cutoff):
         n_owned = int(inputs[3])
         if skip_empty and n_owned == 0:
             continue
         host = HostExchange(owner, n_owned)
+        inputs = on_device(inputs, device)
         try:
-            with host.install():
+            with host.install(device):
                 energies, forces = run(inputs)
         except Exception as e:  # noqa: BLE001
             return f"{what}: {type(e).__name__}: {str(e).strip()[:200]}"
@@ -62,8 +71,8 @@ def small_ranks_fail(run, dtype: torch.dtype, energy_fn=None, cutoff: float = 2.
         if force_fn is None or n_rows == 0:
             continue
         try:
-            with host.install(), ops.opaque_halo_backward():
-                energies_ref, forces_ref = force_fn(*inputs[:4], owner[n_owned:].clone(), *inputs[5:])
+            with host.install(device), ops.opaque_halo_backward():
+                energies_ref, forces_ref = force_fn(*inputs[:4], owner[n_owned:].clone().to(device), *inputs[5:])
         except Exception:  # noqa: BLE001 (the eager model need not run there: MACE does not on 0 atoms)
             continue
         deviation = max(_relative(energies[:n_owned], energies_ref[:n_owned]), _relative(forces, forces_ref))
@@ -80,7 +89,7 @@ def _relative(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def check_graph(path: str, fmt: str, energy_fn, n_species: int, cutoff: float, dtype: torch.dtype,
-                reference: Reference | None = None) -> dict:
+                reference: Reference | None = None, device: str = "cpu") -> dict:
     """Largest deviation of the graph from the model as given, relative to max(1, |reference|);
     an ExportError above TOLERANCE[dtype].
 
@@ -90,6 +99,10 @@ def check_graph(path: str, fmt: str, energy_fn, n_species: int, cutoff: float, d
     owners. Without one, the eager model gets the same rows as the graph with nvalchemi's
     routing, and its forces take the same opaque backward the graph was traced with.
     `small_ranks_ok` says whether the graph also runs on the smallest ranks (small_ranks()).
+    device: where the graph was compiled to run (the export's --device), and where the eager model
+    lives: both get the inputs there; the package's own evaluation (`reference`) gets them on
+    the cpu, and every comparison is made there. A graph that fails to run is an ExportError
+    saying where and why.
     """
     run = trace.load_graph(path, fmt)
     force_fn = trace.force_function(energy_fn)
@@ -98,10 +111,15 @@ def check_graph(path: str, fmt: str, energy_fn, n_species: int, cutoff: float, d
     for example in examples(n_species, cutoff, dtype):
         n, n_rows = example.n_owned, example.inputs[0].shape[0]
         host = HostExchange(example.owner, n)
-        with host.install(), ops.opaque_halo_backward():
-            energies, forces = run(example.contract_inputs())
+        with host.install(device), ops.opaque_halo_backward():
+            try:
+                energies, forces = (t.cpu() for t in run(on_device(example.contract_inputs(), device)))
+            except Exception as e:  # noqa: BLE001 (whatever the runtime raises, the user hears which graph, where)
+                raise ExportError(f"{path}: the check ran the graph on {device} with the contract's inputs there, and "
+                                  f"it failed: {type(e).__name__}: {str(e).strip().splitlines()[0][:300]}; export "
+                                  "again with --no-check to keep the graph unchecked, and please report it") from e
             if reference is None:
-                energies_ref, forces_ref = force_fn(*example.inputs)
+                energies_ref, forces_ref = (t.cpu() for t in force_fn(*on_device(example.inputs, device)))
         if energies.shape != (n_rows,) or forces.shape != (n_rows, 3) or forces.dtype != dtype:
             raise ExportError(f"{path}: outputs {tuple(energies.shape)}, {tuple(forces.shape)} {forces.dtype}; "
                               f"expected ({n_rows},), ({n_rows}, 3) {dtype}")
@@ -118,7 +136,7 @@ def check_graph(path: str, fmt: str, energy_fn, n_species: int, cutoff: float, d
                           "please report it with the model")
     worst["reference"] = name
     # A rank may own nothing at all (LAMMPS' empty subdomains), or a lone atom.
-    why = small_ranks_fail(run, dtype, energy_fn, cutoff)
+    why = small_ranks_fail(run, dtype, energy_fn, cutoff, device=device)
     worst["small_ranks_ok"] = not why
     if why:
         worst["small_ranks_failure"] = why.splitlines()[0]

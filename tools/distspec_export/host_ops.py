@@ -58,15 +58,19 @@ class HostExchange:
             raise RuntimeError(f"{name}: recv_dest/recv_real have {recv_dest.numel()}/"
                                f"{recv_real.numel()} entries, the host has {n_rows - self.n_owned} halo rows")
 
+    def _halo_owners(self, device: torch.device) -> torch.Tensor:
+        """The owner of each halo row, on the rows' device (a graph exported for the GPU)."""
+        return self.owner[self.n_owned:].to(device)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = x.clone()
-        out[self.n_owned:] = x[self.owner[self.n_owned:]]
+        out[self.n_owned:] = x[self._halo_owners(x.device)]
         return out
 
     def reverse(self, x: torch.Tensor) -> torch.Tensor:
         acc_dtype = torch.float64 if x.dtype in (torch.float32, torch.float16, torch.bfloat16) else x.dtype
         acc = x.to(acc_dtype, copy=True)  # never write into the op's input
-        acc[:self.n_owned] = acc[:self.n_owned].index_add(0, self.owner[self.n_owned:], acc[self.n_owned:])
+        acc[:self.n_owned] = acc[:self.n_owned].index_add(0, self._halo_owners(x.device), acc[self.n_owned:])
         acc[self.n_owned:] = 0
         return acc.to(x.dtype)
 
@@ -90,7 +94,7 @@ class HostExchange:
         self.calls["per_system_reduce"] += 1
         n = min(local_vals.shape[0], self.n_owned)
         acc_dtype = torch.float64 if local_vals.dtype == torch.float32 else local_vals.dtype
-        out = torch.zeros((n_systems,) + tuple(local_vals.shape[1:]), dtype=acc_dtype)
+        out = torch.zeros((n_systems,) + tuple(local_vals.shape[1:]), dtype=acc_dtype, device=local_vals.device)
         out.index_add_(0, system_index[:n].long(), local_vals[:n].to(acc_dtype))
         return out.to(local_vals.dtype)
 
@@ -106,12 +110,14 @@ class HostExchange:
         return x.clone()
 
     @contextlib.contextmanager
-    def install(self) -> Iterator["HostExchange"]:
-        """Answer the ops with this host's kernels (CPU) inside the block."""
+    def install(self, device: str = "cpu") -> Iterator["HostExchange"]:
+        """Answer the ops with this host's kernels inside the block, for rows on the cpu and, with
+        device "cuda", on the GPU too (a graph exported for it calls the ops with device rows)."""
         define_missing_ops()
         impl = torch.library.Library(NAMESPACE, "IMPL")
         for name in SCHEMAS:
-            impl.impl(name, getattr(self, name), "CPU")
+            for key in ("CPU", "CUDA") if device == "cuda" else ("CPU",):
+                impl.impl(name, getattr(self, name), key)
         try:
             yield self
         finally:

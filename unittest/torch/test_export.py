@@ -244,7 +244,13 @@ def check_cli(results: Results, workdir: Path) -> None:
     toy = str(HERE / "toy_mpnn.py")
     base = {"--module": f"{toy}:build", "--module-args": "{}", "--spec": str(spec), "--elements": ["Cu", "Ni"],
             "--cutoff": "4.5", "--units": "metal", "--out": str(workdir), "--name": "bad", "--format": "torchscript"}
-    for name, extra, expect in BAD_INPUTS:
+    import torch  # noqa: PLC0415
+
+    rows = list(BAD_INPUTS)
+    if not torch.cuda.is_available():
+        # Said before anything is traced: the trace, the compilation and the check need the GPU.
+        rows.append(("--device cuda without a GPU", ["--format", "aoti", "--device", "cuda"], "this Python sees no GPU"))
+    for name, extra, expect in rows:
         opts = dict(base)
         i = 0
         while i < len(extra):
