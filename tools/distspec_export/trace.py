@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import operator
 import sys
 import time
 from typing import Any, Callable, Iterator, Sequence
@@ -24,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import ops
+from . import ops, rows
 
 CONTRACT = 1
 UNITS = ("lj", "real", "metal", "si", "cgs", "electron", "micro", "nano")  # LAMMPS `units` styles
@@ -81,16 +82,16 @@ def atomic_virials(positions: torch.Tensor, edge_index: torch.Tensor, edge_grad:
     sender, receiver = edge_index[0], edge_index[1]
     r = (positions.index_select(0, sender) - positions.index_select(0, receiver)).detach()
     g = edge_grad
-    rows = torch.zeros(positions.shape[0], 6, dtype=g.dtype, device=g.device)
+    out = torch.zeros(positions.shape[0], 6, dtype=g.dtype, device=g.device)
     if partition == "sevennet":
         six = -torch.stack([r[:, 0] * g[:, 0], r[:, 1] * g[:, 1], r[:, 2] * g[:, 2],
                             r[:, 0] * g[:, 1], r[:, 2] * g[:, 0], r[:, 1] * g[:, 2]], 1)
-        return rows.index_add(0, sender, six)
+        return out.index_add(0, sender, six)
     # -(r_a g_b + r_b g_a) / 2, then half of it to each end
     six = -0.25 * torch.stack([2 * r[:, 0] * g[:, 0], 2 * r[:, 1] * g[:, 1], 2 * r[:, 2] * g[:, 2],
                                r[:, 0] * g[:, 1] + r[:, 1] * g[:, 0], r[:, 0] * g[:, 2] + r[:, 2] * g[:, 0],
                                r[:, 1] * g[:, 2] + r[:, 2] * g[:, 1]], 1)
-    return rows.index_add(0, sender, six).index_add(0, receiver, six)
+    return out.index_add(0, sender, six).index_add(0, receiver, six)
 
 
 def force_function(energy_fn: EnergyFn, virials: bool = False) -> Callable[..., tuple[torch.Tensor, ...]]:
@@ -98,14 +99,17 @@ def force_function(energy_fn: EnergyFn, virials: bool = False) -> Callable[..., 
     atomic_virials [N, 6] (atomic_virials(); [0, 6] where the energy function takes no
     `edge_shift`: the graph then gives no per-atom virial, and the plugin refuses to make one up).
 
-    Forces are `-d(sum of owned atomic energies)/d positions` on every row; a mask, not a
-    slice, selects the owned rows, so that `n_owned` stays a tensor and no shape depends on it.
+    The energy function returns the atomic energies of every row [N] or of the owned rows
+    [n_owned]; forces are `-d(sum of owned atomic energies)/d positions` on every row. The owned
+    rows are cut by shape (rows.py: n_owned = N - len(recv_dest)), so no shape depends on the
+    value of `n_owned`; the graph's atomic_energies are the owned rows' with halo rows zero.
     """
     shifted = takes_edge_shift(energy_fn)
     partition = getattr(energy_fn, ATOMIC_VIRIAL_PARTITION, "half")
 
     def atomic_energies_and_forces(positions, species, edge_index, n_owned, send_index, recv_dest,
                                    recv_real):
+        owned_rows, halo_rows = rows.counts(positions, recv_dest)
         with torch.enable_grad():
             pos = positions.detach().requires_grad_(True)
             inputs = [pos, species, edge_index, n_owned, send_index, recv_dest, recv_real]
@@ -115,17 +119,17 @@ def force_function(energy_fn: EnergyFn, virials: bool = False) -> Callable[..., 
             energies = energy_fn(*inputs)
             if energies.dim() == 2 and energies.shape[1] == 1:
                 energies = energies.squeeze(1)
-            owned = torch.arange(energies.shape[0], device=energies.device) < n_owned
-            energy = torch.where(owned, energies, torch.zeros_like(energies)).sum()
+            energies = rows.owned(energies, owned_rows, halo_rows)
             wrt = [pos, inputs[-1]] if shifted and virials else [pos]
-            grads = torch.autograd.grad(energy, wrt, allow_unused=True, materialize_grads=True)
+            grads = torch.autograd.grad(energies.sum(), wrt, allow_unused=True, materialize_grads=True)
+        energies = rows.padded(energies.detach(), halo_rows)
         if not virials:
-            return energies.detach(), -grads[0]
+            return energies, -grads[0]
         if shifted:
-            rows = atomic_virials(positions, edge_index, grads[1], partition)
+            virial_rows = atomic_virials(positions, edge_index, grads[1], partition)
         else:
-            rows = torch.zeros(0, 6, dtype=positions.dtype, device=positions.device)
-        return energies.detach(), -grads[0], rows
+            virial_rows = torch.zeros(0, 6, dtype=positions.dtype, device=positions.device)
+        return energies, -grads[0], virial_rows
 
     return atomic_energies_and_forces
 
@@ -260,10 +264,30 @@ def trace_forces(energy_fn: EnergyFn, example: Sequence[torch.Tensor],
     for node, name in zip(placeholders, INPUT_NAMES):
         node.name = name
         node.target = name
+    check_row_counts(gm)
     gm.graph.lint()
     gm.recompile()
     check_graph_ops(gm, provided)
     return gm
+
+
+def check_row_counts(gm: torch.fx.GraphModule) -> None:
+    """Put the check `len(recv_dest) <= N` first in the graph (rows.counts()).
+
+    make_fx evaluates a size check while it traces and keeps no node of it; torch.export, which
+    traces the graph again with free sizes, needs it to know that the owned count N - len(recv_dest)
+    is not negative (without it, cutting the owned rows makes sizes it cannot relate), and the
+    graph raises it where a caller breaks the contract."""
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    with graph.inserting_after(placeholders[-1]):
+        n_rows = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[0], 0))
+    with graph.inserting_after(n_rows):
+        n_halo = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[5], 0))
+    with graph.inserting_after(n_halo):
+        fits = graph.call_function(operator.le, (n_halo, n_rows))
+    with graph.inserting_after(fits):
+        graph.call_function(torch.ops.aten._assert_scalar.default, (fits, rows.CONTRACT_MESSAGE))
 
 
 def dynamic_shapes() -> tuple[Any, ...]:
@@ -343,6 +367,12 @@ def require(condition: torch.Tensor, message: str = "a check of the exported gra
         raise RuntimeError(message)
 
 
+def require_size(condition: bool, message: str) -> None:
+    """aten's `_assert_scalar` of a size check (check_row_counts()) in TorchScript."""
+    if not condition:
+        raise RuntimeError(message)
+
+
 ASSERTS = (torch.ops.aten._assert_async.msg, torch.ops.aten._assert_async.default)
 
 
@@ -353,6 +383,8 @@ def scriptable(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target in ASSERTS:
             node.target = require
+        elif node.op == "call_function" and node.target is torch.ops.aten._assert_scalar.default:
+            node.target = require_size
         elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
             if node.target is torch.ops.aten.sym_size.int:
                 node.target = torch.ops.aten.size

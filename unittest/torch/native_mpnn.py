@@ -25,8 +25,13 @@ over a receiver's edges are complete where they are taken, so no scatter correct
 as in the native model. Edges beyond the cutoff (the neighbour list's skin) contribute exactly
 zero, value and slope, as the native model's dropping them does.
 
+Node work runs on the owned rows only (`owned_rows`, the default): the sums over a receiver's
+edges, the updates and the readout; halo rows of h come from the refresh, which reads owned rows
+only. `owned_rows=False` computes every row as first written (halo rows keep h0 until
+refreshed); both give the same energy.
+
 forward(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real[, edge_shift]) ->
-atomic energies [N] (doc/torch_models.md, contract 1; edge_shift, added to each edge vector, is
+atomic energies [n_owned] ([N] without owned_rows) (doc/torch_models.md, contract 1; edge_shift, added to each edge vector, is
 what the exporter differentiates for the per-atom virial). Importing this module registers
 nvalchemi's ops.
 """
@@ -52,8 +57,9 @@ class NativeMPNN(torch.nn.Module):
     """The network of a native `mpnn` model file; weights are buffers (forces need no
     parameter gradients)."""
 
-    def __init__(self, model_file: str | Path):
+    def __init__(self, model_file: str | Path, owned_rows: bool = True):
         super().__init__()
+        self.owned_rows = owned_rows  # False: every update and the readout on every row (as first written)
         model = json.loads(Path(model_file).read_text())
         if model.get("architecture") != "mpnn":
             raise ValueError(f"{model_file}: architecture {model.get('architecture')!r}, expected 'mpnn'")
@@ -135,26 +141,45 @@ class NativeMPNN(torch.nn.Module):
         fc = self._cosine(r, 0.0)
         rbf = self._basis(r)
 
+        # Rows a result is computed on: the owned ones (their count by shape, recv_dest =
+        # arange(n_owned, N)), or every row without owned_rows. Receivers are owned rows, so the
+        # sums over edges and the updates live there; each later layer refreshes the halo rows
+        # from the owners before a gather reads them.
+        n_halo = recv_dest.shape[0]
+        n = n_rows - n_halo if self.owned_rows else n_rows
+
+        def owned(x):
+            return x.split([n, n_halo])[0] if self.owned_rows else x
+
         # Morse baseline, half of each pair on its receiver (the reverse edge brings the other half).
         n_species = self.embedding.shape[0]
         m = self.morse.index_select(0, species.index_select(0, receiver) * n_species + species.index_select(0, sender))
         x = torch.exp(-m[:, 1] * (r - m[:, 2]))
         pair = 0.5 * m[:, 0] * (x * x - 2.0 * x) * self._cosine(r, self.switch_inner)
-        baseline = torch.zeros(n_rows, dtype=positions.dtype, device=positions.device).index_add(0, receiver, pair)
+        baseline = torch.zeros(n, dtype=positions.dtype, device=positions.device).index_add(0, receiver, pair)
 
-        # Receivers are owned rows: only they are updated; halo rows keep h0 until refreshed.
-        owned = (torch.arange(n_rows, device=positions.device) < n_owned).unsqueeze(1)
         routing = (send_index, recv_dest, recv_real, n_owned, 1)
         h = self.embedding.index_select(0, species)
         for i in range(self.message_passing_layers):
-            rows = h if i == 0 else torch.ops.nvalchemi.halo_forward_static(h, *routing)
+            if i == 0:
+                rows = h  # every row's h0 comes from its species: valid on halo rows already
+            elif self.owned_rows:  # owned rows, then zero halo rows, which the refresh overwrites
+                rows = torch.ops.nvalchemi.halo_forward_static(torch.cat([h, h.new_zeros(n_halo, h.shape[1])]),
+                                                               *routing)
+            else:
+                rows = torch.ops.nvalchemi.halo_forward_static(h, *routing)
             filt = self._linear(rbf, f"filter{i}") * fc.unsqueeze(1)
-            summed = torch.zeros_like(h).index_add(0, receiver, rows.index_select(0, sender) * filt)
-            h = rows + torch.where(owned, self._mlp(summed, f"update{i}"), torch.zeros_like(h))
+            summed = h.new_zeros(n, h.shape[1]).index_add(0, receiver, rows.index_select(0, sender) * filt)
+            update = self._mlp(summed, f"update{i}")
+            if self.owned_rows:
+                h = owned(rows) + update
+            else:  # halo rows keep h0 until refreshed
+                owned_mask = (torch.arange(n_rows, device=positions.device) < n_owned).unsqueeze(1)
+                h = rows + torch.where(owned_mask, update, torch.zeros_like(h))
 
-        return self._mlp(h, "readout").squeeze(1) + baseline + self.reference.index_select(0, species)
+        return self._mlp(h, "readout").squeeze(1) + baseline + self.reference.index_select(0, owned(species))
 
 
-def build(model_file: str) -> NativeMPNN:
+def build(model_file: str, owned_rows: bool = True) -> NativeMPNN:
     """The factory distspec-export's --module takes (`native_mpnn.py:build`)."""
-    return NativeMPNN(model_file)
+    return NativeMPNN(model_file, owned_rows)

@@ -138,3 +138,18 @@ endfunction()
 torch_element_linears(sevennet "${DISTSPEC_PYTHON_SEVENN}")
 torch_element_linears(mace "${DISTSPEC_PYTHON_MACE}")
 torch_element_linears(nequip "${DISTSPEC_PYTHON_NEQUIP}")
+
+# torch.owned_rows (the toy model and the twin) and torch.owned_rows_SET: test_owned_rows.py, each
+# model's force graph with its node work on the owned rows (tools/distspec_export/rows.py) against
+# the same model computing every row: equal atomic energies, forces and per-atom virials, at most
+# half the matrix products over every row, the same halo exchanges.
+function(torch_owned_rows set python)
+  set(suffix "")
+  if(NOT set STREQUAL "toy")
+    set(suffix "_${set}")
+  endif()
+  add_test(NAME torch.owned_rows${suffix}
+    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_owned_rows.py" --set ${set} --python "${python}")
+  set_tests_properties(torch.owned_rows${suffix} PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 900)
+endfunction()
+torch_owned_rows(toy "${DISTSPEC_PYTHON}")

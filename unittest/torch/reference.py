@@ -111,7 +111,8 @@ def evaluate(model: torch.nn.Module, system: periodic.System, type_elements: lis
 def reference(data_file: str | Path, type_elements: list[str], layers: int, model_elements: list[str] | None = None,
               cutoff: float = 4.5, seed: int = 0, skin: float = SKIN) -> dict:
     model_elements = model_elements or type_elements
-    model = toy_mpnn.build(layers=layers, n_species=len(model_elements), cutoff=cutoff, seed=seed)
+    # Every node update on every row: the model as written before the export cut it down to owned rows.
+    model = toy_mpnn.build(layers=layers, n_species=len(model_elements), cutoff=cutoff, seed=seed, owned_rows=False)
     system = periodic.read_data(data_file)
     result = {
         "model": {"module": "toy_mpnn.build", "layers": layers, "n_species": len(model_elements),

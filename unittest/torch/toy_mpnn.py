@@ -17,8 +17,14 @@ Its layers use both halo patterns of nvalchemi, each where the result depends on
 L2 = (refresh, scatter), L4 = (refresh, scatter, refresh, scatter). A graph whose refresh or
 whose correction (or the backward of either) were wrong gives wrong forces on these.
 
+With `owned_rows` (the default) a result is computed on the owned rows only wherever no gather
+by sender reads its halo rows: the mix of a `refresh` layer (the refresh overwrites its halo
+rows), the last layer's update and the readout. The owned count comes from shapes (N -
+len(recv_dest)), so the traced graph's sizes stay symbolic. `owned_rows=False` computes every
+row, as the eager reference does (reference.py): the two must agree.
+
 forward(positions, species, edge_index, n_owned, send_index, recv_dest, recv_real[, edge_shift]) ->
-atomic energies [N] (doc/torch_models.md): rows [owned | halo], edge_index row 0 the sender,
+atomic energies [n_owned] ([N] without owned_rows) (doc/torch_models.md): rows [owned | halo], edge_index row 0 the sender,
 row 1 the (owned) receiver; edge_shift [E, 3], added to each edge vector, is what the exporter
 differentiates for the per-atom virial. Importing this module registers nvalchemi's ops.
 """
@@ -39,7 +45,8 @@ MORSE = {"D": 0.3429, "alpha": 1.3588, "r0": 2.866}  # eV, 1/Angstrom, Angstrom
 
 class ToyMPNN(torch.nn.Module):
     def __init__(self, n_species: int = 2, layers: int = 2, width: int = 12, n_radial: int = 8,
-                 cutoff: float = 4.5, seed: int = 0, scale: float = 0.05, world_size: int = 1):
+                 cutoff: float = 4.5, seed: int = 0, scale: float = 0.05, world_size: int = 1,
+                 owned_rows: bool = True):
         super().__init__()
         if layers not in (2, 4):
             raise ValueError("the toy model has 2 or 4 layers")
@@ -49,6 +56,7 @@ class ToyMPNN(torch.nn.Module):
             return torch.nn.Parameter(torch.randn(*shape, generator=gen, dtype=torch.float64) * std)
 
         self.cutoff = float(cutoff)
+        self.owned_rows = owned_rows  # False: every update on every row (the reference's, reference.py)
         self.world_size = world_size
         self.scale = scale
         self.message_passing_layers = layers
@@ -73,32 +81,47 @@ class ToyMPNN(torch.nn.Module):
         r = vec.square().sum(-1).sqrt()
         inside = r < self.cutoff
         fc = torch.where(inside, 0.5 * (torch.cos(r * (math.pi / self.cutoff)) + 1.0), torch.zeros_like(r))
+        # Rows that a result is computed on: N, or with owned_rows the owned ones (their count by
+        # shape, recv_dest = arange(n_owned, N)), wherever no gather by sender reads the result.
+        n_rows, n_halo = positions.shape[0], recv_dest.shape[0]
+        n = n_rows - n_halo if self.owned_rows else n_rows
+
+        def owned(x):
+            return x.split([n, n_halo])[0] if self.owned_rows else x
+
+        def all_rows(x):  # owned rows and zero halo rows, for a halo op that refreshes them
+            return torch.cat([x, x.new_zeros((n_halo, *x.shape[1:]))]) if self.owned_rows else x
 
         # Pair baseline: half of each pair on its receiver (the reverse edge brings the other half).
         m = MORSE
         x = torch.exp(-m["alpha"] * (r - m["r0"]))
         pair = 0.5 * m["D"] * (x * x - 2.0 * x) * fc
-        baseline = torch.zeros(positions.shape[0], dtype=positions.dtype, device=positions.device)
+        baseline = torch.zeros(n, dtype=positions.dtype, device=positions.device)
         baseline = baseline.index_add(0, receiver, pair)
 
         radial = torch.exp(-self.gamma * (r.unsqueeze(1) - self.centers).square()) * fc.unsqueeze(1)
-        density = torch.zeros(positions.shape[0], radial.shape[1], dtype=positions.dtype, device=positions.device)
+        density = torch.zeros(n, radial.shape[1], dtype=positions.dtype, device=positions.device)
         density = density.index_add(0, receiver, radial)  # right on owned rows only
         h = self.embedding.index_select(0, species)
         routing = (send_index, recv_dest, recv_real, n_owned, self.world_size)
         for layer, pattern in enumerate(self.patterns):
             rows = h
             if pattern == "refresh":
-                mixed = h + torch.tanh(density @ self.w_density[layer])
-                rows = torch.ops.nvalchemi.halo_forward_static(mixed, *routing)
+                # halo rows of the mix are the refresh's: computed on owned rows only
+                mixed = owned(h) + torch.tanh(density @ self.w_density[layer])
+                rows = torch.ops.nvalchemi.halo_forward_static(all_rows(mixed), *routing)
             message = torch.tanh(rows.index_select(0, sender) @ self.w_message[layer]) * (radial @ self.w_radial[layer])
             summed = torch.zeros_like(h).index_add(0, receiver, message)
             summed = torch.ops.nvalchemi.halo_scatter_correct_static(summed, *routing)
+            # The corrected sums are right on halo rows too, and a `scatter` layer gathers h by
+            # sender without a refresh: h is updated on every row, except after the last layer.
+            if layer == len(self.patterns) - 1:
+                h, summed = owned(h), owned(summed)
             h = h + torch.tanh(summed @ self.w_update[layer] + self.b_update[layer])
-        network = torch.tanh(h @ self.w_out) @ self.v_out + self.shift.index_select(0, species)
+        network = torch.tanh(h @ self.w_out) @ self.v_out + self.shift.index_select(0, owned(species))
         return baseline + self.scale * network
 
 
-def build(layers: int = 2, n_species: int = 2, cutoff: float = 4.5, seed: int = 0) -> ToyMPNN:
+def build(layers: int = 2, n_species: int = 2, cutoff: float = 4.5, seed: int = 0, owned_rows: bool = True) -> ToyMPNN:
     """The factory distspec-export's --module takes (`toy_mpnn.py:build`)."""
-    return ToyMPNN(n_species=n_species, layers=layers, cutoff=cutoff, seed=seed)
+    return ToyMPNN(n_species=n_species, layers=layers, cutoff=cutoff, seed=seed, owned_rows=owned_rows)
