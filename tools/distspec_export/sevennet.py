@@ -13,11 +13,16 @@ with the contract's inputs:
   gradient is SevenNet's own per-edge force (`ForceStressOutputFromEdge` differentiates
   `edge_vec` alike), from which the per-atom virial is built as SevenNet builds its own (each
   edge's -edge_vec (x) g whole on the neighbour: trace.atomic_virials' "sevennet");
-- halo refreshes: `halo_forward_static` on the node features `x` at the start of each
-  interaction block k >= 1 (the features block k-1 left, valid on owned rows only, since edges
-  end on owned rows);
-- output: SevenNet's `atomic_energy` (after `rescale_atomic_energy`); its total-energy and force
-  modules are left out: the host sums owned energies, the exporter differentiates them.
+- halo refreshes: `halo_forward_static` in each interaction block k >= 1, on the node features
+  that its convolution gathers by sender: the output of its self-interaction 1 (e3gnn/parallel
+  refreshes x before the block, which is the same, the linear being row-wise);
+- rows: node updates run on the owned rows only, except block 0's embedding and
+  self-interaction 1, whose halo rows the first convolution reads (`_owned_rows`);
+  `rows.every_row()` traces every module on every row with the refresh at the start of the
+  block, as before;
+- output: SevenNet's `atomic_energy` (after `rescale_atomic_energy`) of the owned rows; its
+  total-energy and force modules are left out: the host sums owned energies, the exporter
+  differentiates them.
 
 Tracing: `sevenn.nn.convolution.message_gather` sizes its output with `len(node_features)`, and
 a multi-fidelity model's `IrrepsLinear` expands its modal one-hot to `len(features)` rows, which
@@ -39,7 +44,7 @@ from typing import Any, Iterator
 
 import torch
 
-from . import element_linears, ops, packages, sniff
+from . import element_linears, ops, packages, rows, sniff
 from .adapted import Adapted
 from .trace import ATOMIC_VIRIAL_PARTITION, ExportError
 
@@ -98,11 +103,15 @@ def _uses_accelerator(model: torch.nn.Module, accelerate: str) -> bool:
 
 
 def _message_gather(node_features: torch.Tensor, edge_dst: torch.Tensor, message: torch.Tensor) -> torch.Tensor:
-    """sevenn.nn.convolution.message_gather with the row count a symbolic size."""
+    """sevenn.nn.convolution.message_gather with the row count a symbolic size: every row's, or
+    the owned rows' where the energy function sets `_message_gather.rows` (receivers are owned)."""
     index = edge_dst.view(-1, *([1] * (message.dim() - 1))).expand_as(message)
-    out = torch.zeros([node_features.shape[0], *message.shape[1:]], dtype=node_features.dtype,
-                      device=node_features.device)
+    n_rows = node_features.shape[0] if _message_gather.rows is None else _message_gather.rows
+    out = torch.zeros([n_rows, *message.shape[1:]], dtype=node_features.dtype, device=node_features.device)
     return out.scatter_reduce(0, index, message, reduce="sum")
+
+
+_message_gather.rows = None
 
 
 def _patch_modal_to_data(self, data):
@@ -195,13 +204,15 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
             # edge_shift (zero): the exporter's handle on dE/d(edge vector), the per-atom virial.
             "edge_vec": positions.index_select(0, sender) - positions.index_select(0, receiver) + edge_shift,
         }
+        routing = (send_index, recv_dest, recv_real, n_owned, 1)
         with _shape_free_gather():
-            for name, module in modules:
-                if name in refresh_before:
-                    data["x"] = torch.ops.nvalchemi.halo_forward_static(data["x"], send_index, recv_dest, recv_real,
-                                                                         n_owned, 1)
-                data = module(data)
-        return data["atomic_energy"].squeeze(-1)
+            if not rows.owned_only():
+                for name, module in modules:
+                    if name in refresh_before:
+                        data["x"] = torch.ops.nvalchemi.halo_forward_static(data["x"], *routing)
+                    data = module(data)
+                return data["atomic_energy"].squeeze(-1)
+            return _owned_rows(modules, data, rows.counts(positions, recv_dest), routing)
 
     # SevenNet's own per-atom virial (ForceStressOutputFromEdge with use_atomic_virial, what its
     # pair_style e3gnn gives compute stress/atom): each edge's, whole, on its neighbour.
@@ -211,6 +222,49 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
                    f"{len(type_map)} elements)",
                    f"{type(model).__module__}.{type(model).__qualname__}", spec=spec() if ops.have_nvalchemi() else None,
                    message_passing_layers=blocks, units="metal")
+
+
+PER_NODE = ("node_attr", "atom_type")  # sevenn's per-node entries beside x (KEY.NODE_ATTR, KEY.ATOM_TYPE)
+
+
+def _owned_rows(modules, data: dict, counts, routing) -> torch.Tensor:
+    """SevenNet's modules on the rows whose results are read: atomic energies [n_owned].
+
+    Receivers are owned rows, so a convolution's result lives there, and so does everything
+    after it. Halo rows are read only as senders of a convolution: block 0's (x embedded from
+    every row's type, and its self-interaction 1 on every row), and block k >= 1's, whose input
+    comes from a refresh. That refresh is taken after self-interaction 1 rather than before the
+    block: the linear is row-wise, so its output refreshed equals it applied to a refreshed
+    input, and the block's self-connection reads owned rows only. (SevenNet's self-interaction 1
+    keeps the width of x, 480 values for SevenNet-0, so the exchanged rows are as wide as before.)
+    """
+    n, n_halo = counts
+    x_owned = False  # x holds the owned rows only (after the first convolution)
+    for name, module in modules:
+        block, _, part = name.partition("_")
+        if block.isdigit() and part == BLOCK_START[1:]:
+            # the embedding is done: its per-node entries are read on owned rows from here on
+            for key in PER_NODE:
+                if key in data:
+                    data[key] = rows.owned(data[key], n, n_halo)
+            # the self-connection reads owned rows; block 0's x stays whole for self-interaction 1
+            x = data["x"]
+            data["x"] = rows.owned(x, n, n_halo)
+            data = module(data)
+            data["x"] = x
+        elif block.isdigit() and part == "convolution":
+            if x_owned:  # blocks k >= 1: senders' rows from their owners
+                data["x"] = torch.ops.nvalchemi.halo_forward_static(rows.padded(data["x"], n_halo), *routing)
+            _message_gather.rows = n
+            try:
+                data = module(data)
+            finally:
+                _message_gather.rows = None
+            data["x"] = rows.owned(data["x"], n, n_halo)  # a fused kernel's output spans every row
+            x_owned = True
+        else:
+            data = module(data)
+    return data["atomic_energy"].squeeze(-1)
 
 
 SERIAL_CONTRACT = "sevennet-serial"

@@ -60,7 +60,16 @@ def toy_cases():
     yield "native_mpnn_L2", lambda owned: prepared(native_mpnn.build(twin, owned_rows=owned)), 1, 5.0, torch.float64
 
 
-CASES: dict[str, Callable[[], Any]] = {"toy": toy_cases}
+def sevennet_cases():
+    import torch  # noqa: PLC0415
+
+    from distspec_export import sevennet  # noqa: PLC0415
+
+    energy = sevennet.adapt(sevennet.checkpoint("7net-0"), ["Si", "O"], 5.0, torch.float32, None).energy_fn
+    yield "sevennet 7net-0", lambda owned: energy, 2, 5.0, torch.float32
+
+
+CASES: dict[str, Callable[[], Any]] = {"toy": toy_cases, "sevennet": sevennet_cases}
 NEED = {"sevennet": ("sevenn",), "mace": ("mace",), "nequip": ("nequip", "allegro"), "aimnet": ("aimnet",)}
 PYTHON_VAR = {"toy": "DISTSPEC_PYTHON", "sevennet": "DISTSPEC_PYTHON_SEVENN", "mace": "DISTSPEC_PYTHON_MACE",
               "nequip": "DISTSPEC_PYTHON_NEQUIP", "aimnet": "DISTSPEC_PYTHON"}
