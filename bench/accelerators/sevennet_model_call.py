@@ -52,6 +52,18 @@ def call(model, data):
     return out["inferred_force"].detach(), out["inferred_total_energy"].detach()
 
 
+def median_seconds(fn, repeats: int, warmups: int = 2):
+    """(fn()'s last result, the median seconds of `repeats` calls after `warmups` untimed ones)."""
+    for _ in range(warmups):
+        out = fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return out, statistics.median(times)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--accelerators", nargs="+", default=["e3nn", "oeq"])
@@ -78,13 +90,7 @@ def main() -> int:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
             try:
-                for _ in range(2):
-                    forces, energy = call(model, data)
-                times = []
-                for _ in range(args.repeats):
-                    t = time.perf_counter()
-                    forces, energy = call(model, data)
-                    times.append(time.perf_counter() - t)
+                (forces, energy), seconds = median_seconds(lambda: call(model, data), args.repeats)
             except torch.cuda.OutOfMemoryError:
                 print(f"| {len(atoms)} | {acc} | out of GPU memory | | | |", flush=True)
                 continue
@@ -97,7 +103,7 @@ def main() -> int:
                         f"{(energy - reference[1]).abs().item() / len(atoms):.2e}")
             else:
                 diff = " | "
-            print(f"| {len(atoms)} | {acc} | {statistics.median(times):.4f} | {peak:.1f} | {diff} |", flush=True)
+            print(f"| {len(atoms)} | {acc} | {seconds:.4f} | {peak:.1f} | {diff} |", flush=True)
     return 0
 
 
