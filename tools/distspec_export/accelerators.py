@@ -24,7 +24,7 @@ class Accelerator:
 
 
 ACCELERATORS = {
-    "oeq": Accelerator("oeq", "openequivariance", ("libtorch_tp_jit",), ("sevennet", "mace"), ("cuda",)),
+    "oeq": Accelerator("oeq", "openequivariance", ("libtorch_tp_jit",), ("sevennet", "mace", "nequip"), ("cuda",)),
     # cuEquivariance defines its torch ops in Python only: no library registers them in a
     # Python-free LAMMPS process, so no kind is exported with it (the plugin refuses its graphs).
     "cueq": Accelerator("cueq", "cuequivariance", ("cuequivariance",), (), ("cuda",)),
@@ -49,7 +49,7 @@ def check_choice(key: str, kind: str, device: str) -> Accelerator | None:
     if not acc.kinds:
         raise ExportError(f"--accelerate {key}: {acc.name} registers its torch ops from Python only, and "
                           "pair_style distspec runs no Python: its graphs cannot run there; use --accelerate oeq "
-                          "(SevenNet, MACE) or --accelerate none")
+                          "(SevenNet, MACE, NequIP) or --accelerate none")
     if kind not in acc.kinds:
         raise ExportError(f"--accelerate {key}: {acc.name} kernels exist here for model kinds "
                           f"{', '.join(acc.kinds)}, not for a '{kind}' model; export it with --accelerate none")

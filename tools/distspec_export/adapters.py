@@ -102,5 +102,5 @@ def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torc
     if kind == "nequip":
         from . import nequip  # noqa: PLC0415
 
-        return nequip.adapt(model, elements, cutoff, dtype, example, original)
+        return nequip.adapt(model, elements, cutoff, dtype, example, original, accelerator)
     return plain(model, dtype)
