@@ -14,7 +14,8 @@ per-element energy shifts are random and every per-element scale is `energy_scal
 random model's largest force on 64 rattled Si atoms is about 0.7 eV/A, as a trained potential's
 (at 1, 7e-3), so that an absolute bound on force differences means what it says.
 
-  config(seed=0, energy_scale=100)   the model config (nequip's `_target_` form)
+  config(seed=0, energy_scale=100, tiny=False)
+                                     the model config (nequip's `_target_` form)
   python allegro_published.py save OUT.ckpt [--args JSON]
                                      the checkpoint `distspec-export --from nequip OUT.ckpt`,
                                      `nequip-compile` and nequip's calculator read; JSON:
@@ -32,8 +33,16 @@ import nequip_checkpoint  # noqa: E402
 R_MAX = 7.0
 
 
-def config(seed: int = 0, energy_scale: float = 100.0) -> dict:
+def config(seed: int = 0, energy_scale: float = 100.0, tiny: bool = False) -> dict:
+    """tiny: 1 layer of 8 scalar and 4 tensor features, 16-wide MLPs (the same modules and
+    elements, for a dry run of the benchmark on a CPU in seconds)."""
     types = nequip_checkpoint.OAM_TYPES
+    size = (dict(num_layers=1, num_scalar_features=8, num_tensor_features=4, allegro_mlp_hidden_layers_width=16,
+                 readout_mlp_hidden_layers_width=16, radial_chemical_embed_dim=8, scalar_embed_mlp_hidden_layers_width=16)
+            if tiny else
+            dict(num_layers=4, num_scalar_features=256, num_tensor_features=64, allegro_mlp_hidden_layers_width=1024,
+                 readout_mlp_hidden_layers_width=128, radial_chemical_embed_dim=512,
+                 scalar_embed_mlp_hidden_layers_width=512))
     return {
         "_target_": "allegro.model.AllegroModel",
         "seed": seed,
@@ -42,23 +51,17 @@ def config(seed: int = 0, energy_scale: float = 100.0) -> dict:
         "r_max": R_MAX,
         "l_max": 3,
         "parity": False,
-        "num_layers": 4,
-        "num_scalar_features": 256,
-        "num_tensor_features": 64,
         "tp_path_channel_coupling": True,
         "allegro_mlp_hidden_layers_depth": 2,
-        "allegro_mlp_hidden_layers_width": 1024,
         "readout_mlp_hidden_layers_depth": 1,
-        "readout_mlp_hidden_layers_width": 128,
         "radial_chemical_embed": {"_target_": "allegro.nn.TwoBodyBesselScalarEmbed", "num_bessels": 12,
                                   "bessel_trainable": True, "polynomial_cutoff_p": 8},
-        "radial_chemical_embed_dim": 512,
-        "scalar_embed_mlp_hidden_layers_width": 512,
         "per_type_energy_shifts": nequip_checkpoint.per_type_shifts(seed),
         "per_type_energy_shifts_trainable": False,
         "per_type_energy_scales": dict.fromkeys(types, float(energy_scale)),
         "per_type_energy_scales_trainable": True,
         "avg_num_neighbors": 9986.0,
+        **size,
     }
 
 

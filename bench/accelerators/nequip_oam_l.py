@@ -12,7 +12,8 @@ polynomial cutoff p = 5, avg_num_neighbors 62.01, a ZBL pair potential, fp32. Tr
 fastest inference (nequip_model_call.py). Here the per-element energy shifts are random
 (they move energies, not forces) and every per-element scale is `energy_scale`.
 
-  config(seed=0, energy_scale=1.0)   the model config (nequip's `_target_` form)
+  config(seed=0, energy_scale=1.0, tiny=False)
+                                     the model config (nequip's `_target_` form)
   python nequip_oam_l.py save OUT.ckpt [--args JSON]
                                      the checkpoint `distspec-export --from nequip OUT.ckpt`,
                                      `nequip-compile` and nequip's calculator read; JSON:
@@ -32,8 +33,11 @@ HIDDEN = "128x0e+64x1o+32x2e+32x3o"
 LAYERS = 6
 
 
-def config(seed: int = 0, energy_scale: float = 1.0) -> dict:
+def config(seed: int = 0, energy_scale: float = 1.0, tiny: bool = False) -> dict:
+    """tiny: 2 blocks of 8x0e + 4x1o + 2x2e + 2x3o, radial MLP 1 x 16 (the same modules and
+    elements, for a dry run of the benchmark on a CPU in seconds)."""
     types = nequip_checkpoint.OAM_TYPES
+    layers, hidden, width = (2, "8x0e+4x1o+2x2e+2x3o", 16) if tiny else (LAYERS, HIDDEN, 128)
     return {
         "_target_": "nequip.model.FullNequIPGNNModel",
         "seed": seed,
@@ -41,10 +45,10 @@ def config(seed: int = 0, energy_scale: float = 1.0) -> dict:
         "type_names": types,
         "r_max": R_MAX,
         "irreps_edge_sh": "1x0e+1x1o+1x2e+1x3o",
-        "type_embed_num_features": 48,
-        "feature_irreps_hidden": [HIDDEN] * (LAYERS - 1) + ["128x0e"],
-        "radial_mlp_depth": [1] * LAYERS,
-        "radial_mlp_width": [128] * LAYERS,
+        "type_embed_num_features": 8 if tiny else 48,
+        "feature_irreps_hidden": [hidden] * (layers - 1) + ["8x0e" if tiny else "128x0e"],
+        "radial_mlp_depth": [1] * layers,
+        "radial_mlp_width": [width] * layers,
         "num_bessels": 8,
         "bessel_trainable": True,
         "polynomial_cutoff_p": 5,

@@ -3,6 +3,8 @@ own calculator on the cpu (and 2 ranks against 1) and against the e3nn export, t
 step and peak GPU memory, and DISTSPEC's breakdown of the step where a size ran with timing yes.
 
   report.py FOLDER "ACCELERATORS" [sevennet|mace]
+  report.py --results CSV       replaces bench/README.md's results.csv table with the rows of CSV
+                                (results.csv of nequip_run.sh) and draws accelerators.png
 """
 
 import math
@@ -116,6 +118,12 @@ def peak_gib(folder, acc, n):
 
 
 def main():
+    if sys.argv[1:2] == ["--results"] and len(sys.argv) == 3:
+        import results  # noqa: PLC0415 (it imports this module)
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        return results.main(["readme", sys.argv[2], os.path.join(here, "..", "README.md"),
+                             "--plot", os.path.join(here, "accelerators.png")])
     folder, accelerators = sys.argv[1], sys.argv[2].split()
     model = sys.argv[3] if len(sys.argv) > 3 else "sevennet"
     machine = open(os.path.join(folder, "machine.txt")).read().strip().replace("\n", "; ")
@@ -142,4 +150,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,8 +1,8 @@
 """bench/accelerators' results as one CSV, and the README table and plot made from it.
 
-  results.py csv FOLDER MODEL... [--commit SHA]    > results.csv
-      One row per model, accelerator, GPU and size, from the run folders FOLDER/MODEL that
-      nequip_run.sh (or run.sh, with its meta file) wrote: DISTSPEC's seconds per step (LAMMPS'
+  results.py csv RUN_FOLDER... [--commit SHA]    > results.csv
+      One row per model, accelerator, GPU and size, from the run folders that nequip_run.sh
+      (BENCH_OUT/nequip, BENCH_OUT/allegro) or run.sh (its BENCH_OUT) wrote: DISTSPEC's seconds per step (LAMMPS'
       loop time of the timed run) and peak GPU memory (nvidia-smi samples), the model's own
       fastest call at the same size (the fastest accelerator of its model_call.log) and the ratio
       own / DISTSPEC (above 1: DISTSPEC is faster), and the 512-atom force checks.
@@ -12,7 +12,7 @@
       Replaces the rows between README's `<!-- results.csv begin -->` and `<!-- results.csv end
       -->` with the table of CSV (the GPU and commit named above it) and draws PNG with gnuplot.
 
-A run folder holds: meta (key=value lines: model, accelerator, own_call), machine.txt (the GPU),
+A run folder holds: meta (key=value lines: model, accelerators, own_call), machine.txt (the GPU),
 log.ACC.N and memory.ACC.N of each timed size, model_call.log (markdown rows: atoms,
 accelerator, seconds, peak GiB), forces.ACC.{1,2} and forces.ref (report.py's forms).
 """
@@ -38,7 +38,7 @@ BEGIN, END = "<!-- results.csv begin -->", "<!-- results.csv end -->"
 def meta(folder: str) -> dict:
     path = os.path.join(folder, "meta")
     if not os.path.exists(path):
-        sys.exit(f"results.py: {path} is missing (key=value lines: model, accelerator, own_call); "
+        sys.exit(f"results.py: {path} is missing (key=value lines: model, accelerators, own_call); "
                  "run nequip_run.sh, or write it beside run.sh's logs")
     pairs = (line.split("=", 1) for line in open(path).read().splitlines() if "=" in line)
     return {k.strip(): v.strip() for k, v in pairs}
@@ -79,7 +79,10 @@ def gpu_name(folder: str) -> str:
 
 def rows_of(folder: str, commit: str) -> list[dict]:
     m = meta(folder)
-    acc = m["accelerator"]
+    return [row for acc in m["accelerators"].split() for row in accelerator_rows(folder, m, acc, commit)]
+
+
+def accelerator_rows(folder: str, m: dict, acc: str, commit: str) -> list[dict]:
     calls = own_calls(folder)
     checks = {"forces_vs_reference": max_diff(os.path.join(folder, f"forces.{acc}.1"),
                                               os.path.join(folder, "forces.ref"), reference=True),
@@ -112,8 +115,8 @@ def rows_of(folder: str, commit: str) -> list[dict]:
 def write_csv(args) -> int:
     out = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
     out.writeheader()
-    for model in args.models:
-        for row in rows_of(os.path.join(args.folder, model), args.commit):
+    for folder in args.folders:
+        for row in rows_of(folder, args.commit):
             out.writerow(row)
     return 0
 
@@ -129,7 +132,7 @@ def table(rows: list[dict]) -> list[str]:
     for r in rows:
         lines.append(f"| {r['model']} | {r['accelerator']} | {int(r['atoms']):,} | {r['seconds_per_step']} | "
                      f"{r['peak_gib']} | {r['own_call']} | {r['own_seconds']} | {r['own_over_distspec']} | "
-                     f"{r['forces_vs_reference']}, {r['ranks2_vs_ranks1']} |")
+                     f"{', '.join(filter(None, (r['forces_vs_reference'], r['ranks2_vs_ranks1'])))} |")
     return lines
 
 
@@ -190,8 +193,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("csv")
-    c.add_argument("folder")
-    c.add_argument("models", nargs="+")
+    c.add_argument("folders", nargs="+")
     c.add_argument("--commit", default="")
     t = sub.add_parser("table")
     t.add_argument("csv")

@@ -20,6 +20,8 @@
 #   BENCH_MACE_ARGS         build()'s arguments for the MACE, a JSON object (e.g. '{"inter_scale": 3000}'),
 #                           given to the export and to the reference alike
 #   BENCH_TIMING_CELLS      sizes rerun with `timing yes` for DISTSPEC's breakdown of the step ("11")
+#   BENCH_OWN_CALL          1: also SevenNet's own model call (sevennet_model_call.py) into
+#                           model_call.log, which results.py puts beside DISTSPEC's rows
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -90,4 +92,16 @@ for acc in $accelerators; do
   for n in ${!var:-$default}; do timed "$acc" "$n" || break; done
   for n in ${BENCH_TIMING_CELLS-11}; do timed "$acc" "$n" yes || break; done
 done
+# For results.py (results.csv): what this folder holds, and with BENCH_OWN_CALL=1 (SevenNet) the
+# model's own call on the same GPU and crystals (model_call.log).
+case $model in
+  sevennet) label=SevenNet-0 own="SevenNet's model call" ;;
+  mace) label="MACE (MACE-MP-0 medium architecture)" own="mace-torch's model call" ;;
+esac
+printf 'model=%s\naccelerators=%s\nown_call=%s\n' "$label" "$accelerators" "$own" > "$out/meta"
+if [ "${BENCH_OWN_CALL:-0}" = 1 ] && [ "$model" = sevennet ]; then
+  say "SevenNet's own model call"
+  "$python" "$here/sevennet_model_call.py" --accelerators e3nn oeq --cells ${BENCH_CELLS_oeq:-11 17} \
+    > "$out/model_call.log" 2>&1 || say "SevenNet's own call stopped (model_call.log)"
+fi
 "$python" "$here/report.py" "$out" "$accelerators" "$model" | tee "$out/table.md"
