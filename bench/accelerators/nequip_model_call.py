@@ -101,8 +101,10 @@ def time_calls(args) -> int:
             torch.cuda.reset_peak_memory_stats()
         try:
             (forces, energy), seconds = median_seconds(lambda: call(calc, data), args.repeats)
-        except torch.cuda.OutOfMemoryError:
-            print(f"| {len(atoms)} | {name} | out of GPU memory | | | |", flush=True)
+        except (torch.cuda.OutOfMemoryError, RuntimeError) as e:
+            # An AOTInductor package reports a failed allocation as a RuntimeError.
+            why = "out of GPU memory" if "out of memory" in str(e).lower() else f"fails: {str(e)[:120]}"
+            print(f"| {len(atoms)} | {name} | {why} | | | |", flush=True)
             break
         peak = f"{torch.cuda.max_memory_allocated() / 2**30:.1f}" if cuda else ""
         diff = " | "

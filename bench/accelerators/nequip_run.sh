@@ -159,8 +159,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
   "$python" -c 'import torch; print("torch", torch.__version__)'; } > "$out/machine.txt"
 for m in $models; do bench "$m"; done
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# Every model this BENCH_OUT has run, so that models benched in separate calls share one CSV.
 folders=()
-for m in $models; do folders+=("$out/$m"); done
+for m in nequip allegro; do [ -f "$out/$m/meta" ] && folders+=("$out/$m"); done
 "$python" "$here/results.py" csv "${folders[@]}" --commit "$commit" > "$out/results.csv" || exit 1
 "$python" "$here/results.py" table "$out/results.csv" | tee "$out/table.md"
 say "done: $out/results.csv"

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# bench/accelerators/nequip_run.sh on a GPU machine that has its own torch but no LAMMPS, MPI,
+# nequip or network, from two bundles carried there: scripts/pack_gpu_source.sh's (LAMMPS'
+# source, OpenMPI; default build-gpu-src) and bench/accelerators/pack_nequip.sh's (nequip and what
+# it imports, the halo spec, OpenEquivariance's source; default build-gpu-nequip).
+#
+#   bench/accelerators/nequip_gpu.sh setup
+#       unpacks nequip, builds OpenEquivariance against the machine's torch (about 20 s), then
+#       LAMMPS and the plugin (scripts/gpu_build.sh, 2.5 to 10 minutes: log build-gpu.log) side
+#       by side with `nequip_run.sh prepare` (the checkpoints, DISTSPEC's exports and
+#       nequip-compile's packages).
+#   bench/accelerators/nequip_gpu.sh bench [MODELS]      (default "nequip allegro")
+#       `nequip_run.sh bench` for MODELS, then copies the run folder (results.csv, table.md, logs;
+#       not its model files) into $OUT when OUT is set (the device machine's folder of files that
+#       come back).
+#
+# Each step keeps what it made (build-gpu, build-oeq and build/bench/nequip are paths git ignores,
+# which the machine keeps while it stays warm), so a call that ran out of time is repeated and
+# resumes. Environment: DISTSPEC_PYTHON (python3), GPU_SRC, GPU_NEQUIP, BENCH_OUT, and
+# nequip_run.sh's BENCH_* variables.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+src=$(realpath -m "${GPU_SRC:-$root/build-gpu-src}")
+bundle=$(realpath -m "${GPU_NEQUIP:-$root/build-gpu-nequip}")
+oeq=$root/build-oeq
+[ -d "$bundle/site" ] || tar xJf "$bundle/site.tar.xz" -C "$bundle"
+export PYTHONPATH="$bundle/site:$oeq/site${PYTHONPATH:+:$PYTHONPATH}"
+export DISTSPEC_PYTHON=${DISTSPEC_PYTHON:-python3} DISTSPEC_SPECS=$bundle/specs
+export DISTSPEC_OPENEQUIVARIANCE_LIBRARY=$oeq/lib/liboeq_stable_cuda_aoti.so
+export BENCH_OUT=${BENCH_OUT:-$root/build/bench/nequip}
+start=$(date +%s)
+say() { echo "nequip_gpu [$(( $(date +%s) - start )) s]: $*" >&2; }
+say "$(nproc) cores; $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null || echo 'no GPU')"
+
+case ${1:-} in
+  setup)
+    if [ ! -f "$DISTSPEC_OPENEQUIVARIANCE_LIBRARY" ]; then
+      "$root/scripts/build_openequivariance.sh" "$DISTSPEC_PYTHON" "$oeq" "$bundle"/openequivariance-*.tar.gz >&2
+      say "OpenEquivariance built"
+    fi
+    "$root/scripts/gpu_build.sh" "$src" "$root/build-gpu" > "$root/build-gpu.log" 2>&1 &
+    build=$!
+    status=0
+    "$root/bench/accelerators/nequip_run.sh" prepare || status=1
+    say "prepare finished (status $status); waiting for LAMMPS and the plugin"
+    wait "$build" || { status=1; tail -20 "$root/build-gpu.log" >&2; }
+    grep -h "gpu_build:" "$root/build-gpu.log" >&2 || true
+    say "setup finished (status $status)"
+    exit $status ;;
+  bench)
+    # shellcheck source=/dev/null
+    source "$src/env.sh"  # mpirun and the libraries of the bundle
+    export DISTSPEC_PLUGIN=$root/build-gpu/plugin/libdistspec.so DISTSPEC_LMP=$root/build-gpu/lammps/build/lmp
+    status=0
+    BENCH_MODELS=${2:-nequip allegro} "$root/bench/accelerators/nequip_run.sh" bench || status=1
+    if [ -n "${OUT:-}" ]; then
+      (cd "$BENCH_OUT" && find . -type f ! -name '*.pt2' ! -name '*.pt' ! -name '*.ckpt' \
+        -exec cp --parents {} "$OUT/" \;)
+      say "copied $BENCH_OUT (without model files) to $OUT"
+    fi
+    exit $status ;;
+  *) echo "usage: nequip_gpu.sh setup | bench [MODELS]" >&2; exit 2 ;;
+esac
