@@ -147,10 +147,11 @@ class FoldedTensorProduct(_Folded):
     def forward(self, x: torch.Tensor, operand: torch.Tensor, weight: torch.Tensor | None = None) -> torch.Tensor:
         if _ORIGINAL.get():
             return self.original(x, operand, weight) if weight is not None else self.original(x, operand)
+        # Sizes spelled out, no -1: a rank of no atom has 0 rows, and reshape cannot infer from 0.
         shape = x.shape[:-1]
-        x = x.reshape(-1, self.dim_in)
-        n, k = x.shape[0], self.n_elements
-        element = self.element(operand.reshape(n, -1)) if k > 1 else None
+        n, k = math.prod(shape), self.n_elements
+        x = x.reshape(n, self.dim_in)
+        element = self.element(operand.reshape(n, operand.shape[-1])) if k > 1 else None
         outs = []
         for mul_out, d, paths in self.blocks:
             if not paths:
@@ -181,7 +182,7 @@ class FoldedTable(_Folded):
         if _ORIGINAL.get():
             return self.original(operand)
         shape = operand.shape[:-1]
-        flat = operand.reshape(-1, operand.shape[-1])
+        flat = operand.reshape(math.prod(shape), operand.shape[-1])
         out = self.table.index_select(0, self.element(flat))
         return out.reshape(*shape, self.table.shape[-1])
 
@@ -371,21 +372,17 @@ def _macs_per_row(site: Site, module: torch.nn.Module, k: int) -> tuple[int, int
 
 def fold(model: torch.nn.Module, kind: str, type_index: Sequence[int] | torch.Tensor,
          log: Callable[[str], None] | None = None) -> torch.nn.Module:
-    """`model` with each module of SITES[kind] whose operand is the element's replaced by its fold,
-    for the exported elements (`type_index[s]`: the model's type of species s); a copy where any is
-    folded, `model` itself otherwise. Records into recording()'s Record."""
+    """Replaces, in `model` itself, each module of SITES[kind] whose operand is the element's by its
+    fold for the exported elements (`type_index[s]`: the model's type of species s); returns
+    `model`. Records into recording()'s Record.
+
+    In place, not on a copy: a deep copy of e3nn 0.4's modules (MACE's) compiles their code with
+    TorchScript again, which pins the traced graph's sizes. The original modules stay inside the
+    folded ones (originals())."""
     record = _RECORD.get() or Record()
     if not record.enabled:
         return model
     type_index = [int(t) for t in (type_index.tolist() if torch.is_tensor(type_index) else type_index)]
-    found = SITES[kind](model, type_index)
-    if not any(not s.why_kept for s in found):
-        record.kept += [{"module": s.name, "why": s.why_kept} for s in found]
-        return model
-    # The model given may be the user's (SevenNet's): fold a copy, found again in it.
-    import copy  # noqa: PLC0415
-
-    model = copy.deepcopy(model)
     for site in SITES[kind](model, type_index):
         if site.why_kept:
             record.kept.append({"module": site.name, "why": site.why_kept})

@@ -186,7 +186,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     if unknown:
         raise ExportError(f"elements {unknown} are not among the SevenNet model's {len(type_map)} elements")
     type_index = torch.tensor([type_map[z_of[e]] for e in elements], dtype=torch.int64)
-    model = element_linears.fold(model, "sevennet", type_index)  # a copy, where it folds anything
+    model = element_linears.fold(model, "sevennet", type_index)
 
     model = model.eval()
     model.set_is_batch_data(False)
