@@ -45,6 +45,11 @@ case ${1:-} in
     say "prepare finished (status $status); waiting for LAMMPS and the plugin"
     wait "$build" || { status=1; tail -20 "$root/build-gpu.log" >&2; }
     grep -h "gpu_build:" "$root/build-gpu.log" >&2 || true
+    if [ -n "${OUT:-}" ]; then  # the logs, for a setup that failed
+      mkdir -p "$OUT/setup"
+      cp "$root/build-gpu.log" "$OUT/setup/" 2>/dev/null || true
+      for f in "$BENCH_OUT"/*/*.log; do [ -f "$f" ] && cp "$f" "$OUT/setup/$(basename "$(dirname "$f")").$(basename "$f")"; done
+    fi
     say "setup finished (status $status)"
     exit $status ;;
   bench)

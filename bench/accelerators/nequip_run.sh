@@ -96,9 +96,9 @@ prepare() {  # NAME: checkpoint, then the export and nequip-compile side by side
 }
 
 lammps() {  # NAME ranks log input vars...
-  local np=$2 log=$3 input=$4
+  local name=$1 np=$2 log=$3 input=$4
   shift 4
-  (cd "$out/$1" && mpirun --oversubscribe -np "$np" "$lmp" -in "$input" -log "$log" -screen none \
+  (cd "$out/$name" && mpirun --oversubscribe -np "$np" "$lmp" -in "$input" -log "$log" -screen none \
     -var plugin "$plugin_name" "$@")
 }
 

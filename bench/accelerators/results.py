@@ -45,8 +45,10 @@ def meta(folder: str) -> dict:
 
 
 def own_calls(folder: str) -> dict[int, tuple[float, str, str]]:
-    """atoms -> (seconds, accelerator, peak GiB) of the fastest call of model_call.log."""
+    """atoms -> (seconds, accelerator, peak GiB) of the fastest call of model_call.log; the
+    accelerator is named only where the log holds more than one."""
     best: dict[int, tuple[float, str, str]] = {}
+    named = set()
     path = os.path.join(folder, "model_call.log")
     if not os.path.exists(path):
         return best
@@ -59,9 +61,17 @@ def own_calls(folder: str) -> dict[int, tuple[float, str, str]]:
         except ValueError:
             continue  # out of memory, fails
         atoms = int(cells[0])
+        named.add(cells[1])
         if atoms not in best or seconds < best[atoms][0]:
             best[atoms] = (seconds, cells[1], cells[3])
+    if len(named) == 1:
+        best = {atoms: (seconds, "", peak) for atoms, (seconds, _, peak) in best.items()}
     return best
+
+
+def own_label(m: dict, own) -> str:
+    name = m.get("own_call", "own call")
+    return f"{name} ({own[1]})" if own and own[1] else name
 
 
 def max_diff(a: str, b: str, reference: bool = False) -> str:
@@ -98,7 +108,7 @@ def accelerator_rows(folder: str, m: dict, acc: str, commit: str) -> list[dict]:
         row = {"model": m["model"], "accelerator": acc, "gpu": gpu_name(folder), "atoms": atoms,
                "seconds_per_step": "%.4f" % t if isinstance(t, float) else (t or "not run"),
                "peak_gib": "%.1f" % peak if peak is not None and isinstance(t, float) else "",
-               "own_call": f"{m.get('own_call', 'own call')} ({own[1]})" if own else m.get("own_call", ""),
+               "own_call": own_label(m, own),
                "own_seconds": "%.4f" % own[0] if own else "", "own_peak_gib": own[2] if own else "",
                "own_over_distspec": "%.2f" % (own[0] / t) if own and isinstance(t, float) else "",
                "commit": commit, **checks}
@@ -106,7 +116,7 @@ def accelerator_rows(folder: str, m: dict, acc: str, commit: str) -> list[dict]:
     for atoms in sorted(set(calls) - {8 * n ** 3 for n in cells}):
         own = calls[atoms]
         rows.append({"model": m["model"], "accelerator": acc, "gpu": gpu_name(folder), "atoms": atoms,
-                     "seconds_per_step": "not run", "peak_gib": "", "own_call": f"{m.get('own_call', '')} ({own[1]})",
+                     "seconds_per_step": "not run", "peak_gib": "", "own_call": own_label(m, own),
                      "own_seconds": "%.4f" % own[0], "own_peak_gib": own[2], "own_over_distspec": "",
                      "commit": commit, **checks})
     return sorted(rows, key=lambda r: r["atoms"])
