@@ -16,7 +16,8 @@
 #
 # Each step keeps what it made (build-gpu, build-oeq and build/bench/nequip are paths git ignores,
 # which the machine keeps while it stays warm), so a call that ran out of time is repeated and
-# resumes. Environment: DISTSPEC_PYTHON (python3), GPU_SRC, GPU_NEQUIP, BENCH_OUT, and
+# resumes (results.py remakes results.csv from the logs of a bench call that ran out of time).
+# Environment: DISTSPEC_PYTHON (python3), GPU_SRC, GPU_NEQUIP, GPU_DEADLINE, BENCH_OUT, and
 # nequip_run.sh's BENCH_* variables.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +30,10 @@ export DISTSPEC_PYTHON=${DISTSPEC_PYTHON:-python3} DISTSPEC_SPECS=$bundle/specs
 export DISTSPEC_OPENEQUIVARIANCE_LIBRARY=$oeq/lib/liboeq_stable_cuda_aoti.so
 export BENCH_OUT=${BENCH_OUT:-$root/build/bench/nequip}
 start=$(date +%s)
+# Each call stops its work by GPU_DEADLINE seconds (540), so that its logs still come back
+# through OUT before the device machine's 10-minute limit; a repeated call resumes.
+deadline=${GPU_DEADLINE:-540}
+left() { echo $(( deadline - ($(date +%s) - start) )); }
 say() { echo "nequip_gpu [$(( $(date +%s) - start )) s]: $*" >&2; }
 say "$(nproc) cores; $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null || echo 'no GPU')"
 
@@ -41,9 +46,14 @@ case ${1:-} in
     "$root/scripts/gpu_build.sh" "$src" "$root/build-gpu" > "$root/build-gpu.log" 2>&1 &
     build=$!
     status=0
-    "$root/bench/accelerators/nequip_run.sh" prepare || status=1
+    timeout "$(left)" "$root/bench/accelerators/nequip_run.sh" prepare || status=1
     say "prepare finished (status $status); waiting for LAMMPS and the plugin"
-    wait "$build" || { status=1; tail -20 "$root/build-gpu.log" >&2; }
+    while kill -0 "$build" 2>/dev/null && [ "$(left)" -gt 0 ]; do sleep 5; done
+    if kill -0 "$build" 2>/dev/null; then
+      say "LAMMPS and the plugin are still building: run setup again"; kill "$build"; status=1
+    else
+      wait "$build" || { status=1; tail -20 "$root/build-gpu.log" >&2; }
+    fi
     grep -h "gpu_build:" "$root/build-gpu.log" >&2 || true
     if [ -n "${OUT:-}" ]; then  # the logs, for a setup that failed
       mkdir -p "$OUT/setup"
@@ -57,7 +67,7 @@ case ${1:-} in
     source "$src/env.sh"  # mpirun and the libraries of the bundle
     export DISTSPEC_PLUGIN=$root/build-gpu/plugin/libdistspec.so DISTSPEC_LMP=$root/build-gpu/lammps/build/lmp
     status=0
-    BENCH_MODELS=${2:-nequip allegro} "$root/bench/accelerators/nequip_run.sh" bench || status=1
+    BENCH_MODELS=${2:-nequip allegro} timeout "$(left)" "$root/bench/accelerators/nequip_run.sh" bench || status=1
     if [ -n "${OUT:-}" ]; then
       (cd "$BENCH_OUT" && find . -type f ! -name '*.pt2' ! -name '*.pt' ! -name '*.ckpt' \
         -exec cp --parents {} "$OUT/" \;)
