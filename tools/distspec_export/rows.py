@@ -21,6 +21,7 @@ update on every row): the tests compare the two graphs, their values and their r
 from __future__ import annotations
 
 import contextlib
+import operator
 from typing import Iterator
 
 import torch
@@ -77,6 +78,133 @@ def padded(t: torch.Tensor, n_halo) -> torch.Tensor:
     """`t` [n_owned, ...] with n_halo zero rows below: [N, ...], for a halo op, which takes every
     row (the refresh overwrites the zeros)."""
     return torch.cat([t, t.new_zeros((n_halo, *t.shape[1:]))])
+
+
+def slices_as_splits(gm: torch.fx.GraphModule) -> int:
+    """Every `x[:n_owned]` of a traced graph (aten.slice of the rows [N, ...] to the owned rows)
+    rewritten as the first piece of `split_with_sizes(x, [n_owned, n_halo])`: the same rows, but
+    torch.export, which traces the graph again, then knows their count (a slice to a symbolic end
+    gets a size of its own). A package's own code cuts rows so (nequip's interaction blocks).
+    Returns how many were rewritten."""
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    n_rows = placeholders[0].meta["val"].shape[0]
+    n_owned = n_rows - placeholders[5].meta["val"].shape[0]
+    cuts = [node for node in graph.nodes
+            if node.op == "call_function" and node.target is torch.ops.aten.slice.Tensor
+            and len(node.args) >= 4 and node.args[1] == 0 and node.args[2] in (0, None)
+            and (len(node.args) < 5 or node.args[4] == 1) and not node.kwargs
+            and isinstance(node.args[0].meta.get("val"), torch.Tensor) and isinstance(node.meta.get("val"), torch.Tensor)
+            and has_rows(node.args[0].meta["val"], n_rows) and has_rows(node.meta["val"], n_owned)]
+    if not cuts:
+        return 0
+    with graph.inserting_after(placeholders[-1]):
+        rows_node = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[0], 0))
+    with graph.inserting_after(rows_node):
+        halo_node = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[5], 0))
+    with graph.inserting_after(halo_node):
+        owned_node = graph.call_function(operator.sub, (rows_node, halo_node))
+    for node in cuts:
+        with graph.inserting_before(node):
+            pieces = graph.call_function(torch.ops.aten.split_with_sizes.default, (node.args[0], [owned_node, halo_node]))
+            first = graph.call_function(operator.getitem, (pieces, 0))
+        first.meta["val"] = node.meta["val"]
+        node.replace_all_uses_with(first)
+        graph.erase_node(node)
+    graph.lint()
+    gm.recompile()
+    return len(cuts)
+
+
+def _size_symbols(graph: torch.fx.Graph):
+    """(the symbols of N: positions' and species' first sizes, which export may keep apart and
+    assert equal; the symbol of n_halo: recv_dest's), or None where a size is not a symbol."""
+    import sympy  # noqa: PLC0415
+
+    rows_syms, halo_syms = set(), set()
+    for node in graph.nodes:
+        val = node.meta.get("val") if node.op == "placeholder" else None
+        expr = getattr(getattr(val.shape[0], "node", None), "expr", None) \
+            if isinstance(val, torch.Tensor) and val.dim() >= 1 else None
+        if not isinstance(expr, sympy.Symbol):
+            continue
+        if node.name.startswith(("positions", "species")):
+            rows_syms.add(expr)
+        elif node.name.startswith("recv_dest"):
+            halo_syms.add(expr)
+    return (rows_syms, next(iter(halo_syms))) if rows_syms and len(halo_syms) == 1 else None
+
+
+def _owned_counts_held(expr, symbols, owned_counts) -> bool:
+    """Whether a size condition holds for each owned count given, with a few halo counts."""
+    import sympy  # noqa: PLC0415
+
+    rows_syms, halo_sym = symbols
+    if not expr.free_symbols <= rows_syms | {halo_sym}:
+        return True  # not about N and n_halo alone: not this module's business
+    for halo in (0, 3, 17):
+        for k in owned_counts:
+            # at once (a size symbol is positive: replaced one by one, `s76 <= s28` reads s76 <= 0 first)
+            values = {**{r: sympy.Integer(halo + k) for r in rows_syms}, halo_sym: sympy.Integer(halo)}
+            if not bool(expr.xreplace(values)):
+                return False
+    return True
+
+
+def _asserts(graph: torch.fx.Graph):
+    """(assert node, its condition's sympy expression) of an exported graph's size asserts."""
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.aten._assert_scalar.default:
+            cond = node.args[0]
+            val = cond.meta.get("val") if isinstance(cond, torch.fx.Node) else None
+            expr = getattr(getattr(val, "node", None), "expr", None)
+            if expr is not None:
+                yield node, expr
+
+
+def drop_owned_lower_bounds(ep) -> int:
+    """Removes from an ExportedProgram the runtime asserts that ask for at least 2 owned rows.
+
+    torch.export reasons about a symbol of size (N, n_halo) as if it could be 0, 1 or more
+    (`backed_size_oblivious`), but not about an expression of them: an op on the owned rows [N -
+    n_halo, ...] whose meta function inspects memory layout (e3nn's copies into an output,
+    `copy_`'s overlap check) asks whether N - n_halo is 0 or 1, and export turns the answer into
+    asserts `N != n_halo`, `N != n_halo + 1`, `n_halo + 2 <= N`, which would stop a rank owning
+    no atom or one. They are what AOTInductor's lower bounds of a free size are
+    (`aot_inductor.check_lowerbound` off, trace.compile_aoti), and are dropped alike; the export's
+    check runs the graph on such ranks (check.small_ranks). An assert is dropped when it holds for
+    every owned count from 2 on and fails only below 2. Returns how many were dropped."""
+    graph = ep.graph_module.graph
+    symbols = _size_symbols(graph)
+    if symbols is None:
+        return 0
+    dropped = 0
+    for node, expr in list(_asserts(graph)):
+        if _owned_counts_held(expr, symbols, range(2, 6)) and not _owned_counts_held(expr, symbols, (0, 1)):
+            cond = node.args[0]
+            graph.erase_node(node)
+            dropped += 1
+            # the condition and the size arithmetic only it used
+            pending = [cond]
+            while pending:
+                n = pending.pop()
+                if not n.users and n.op == "call_function":
+                    args = list(n.all_input_nodes)
+                    graph.erase_node(n)
+                    pending.extend(args)
+    if dropped:
+        graph.lint()
+        ep.graph_module.recompile()
+    return dropped
+
+
+def small_rank_asserts(ep) -> list[str]:
+    """The size asserts of an ExportedProgram that a rank owning no atom or one would fail."""
+    symbols = _size_symbols(ep.graph_module.graph)
+    if symbols is None:
+        return ["the sizes of positions and recv_dest are not free symbols"]
+    return [str(expr) for _, expr in _asserts(ep.graph_module.graph)
+            if not _owned_counts_held(expr, symbols, (0, 1))]
 
 
 MATMULS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "einsum", "_weight_norm_interface")

@@ -265,6 +265,7 @@ def trace_forces(energy_fn: EnergyFn, example: Sequence[torch.Tensor],
         node.name = name
         node.target = name
     check_row_counts(gm)
+    rows.slices_as_splits(gm)
     gm.graph.lint()
     gm.recompile()
     check_graph_ops(gm, provided)
@@ -302,8 +303,10 @@ def export_program(gm: torch.fx.GraphModule, example: Sequence[torch.Tensor]) ->
     """Step 2: an ExportedProgram with dynamic row, edge and halo counts (each may be 0)."""
     try:
         with size_oblivious():
-            return torch.export.export(gm, tuple(example), dynamic_shapes=dynamic_shapes(), strict=False,
-                                       prefer_deferred_runtime_asserts_over_guards=True)
+            ep = torch.export.export(gm, tuple(example), dynamic_shapes=dynamic_shapes(), strict=False,
+                                     prefer_deferred_runtime_asserts_over_guards=True)
+        rows.drop_owned_lower_bounds(ep)
+        return ep
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"torch.export of the force graph failed: {type(e).__name__}: {e}\n"
                           "the row count (positions, species), edge count and halo count must stay free: "
@@ -367,12 +370,6 @@ def require(condition: torch.Tensor, message: str = "a check of the exported gra
         raise RuntimeError(message)
 
 
-def require_size(condition: bool, message: str) -> None:
-    """aten's `_assert_scalar` of a size check (check_row_counts()) in TorchScript."""
-    if not condition:
-        raise RuntimeError(message)
-
-
 ASSERTS = (torch.ops.aten._assert_async.msg, torch.ops.aten._assert_async.default)
 
 
@@ -384,7 +381,7 @@ def scriptable(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
         if node.op == "call_function" and node.target in ASSERTS:
             node.target = require
         elif node.op == "call_function" and node.target is torch.ops.aten._assert_scalar.default:
-            node.target = require_size
+            node.target = torch._assert  # a size check (check_row_counts()), which TorchScript knows by this name
         elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
             if node.target is torch.ops.aten.sym_size.int:
                 node.target = torch.ops.aten.size
