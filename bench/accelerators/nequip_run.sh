@@ -28,7 +28,8 @@
 #   DISTSPEC_SPECS          where nvalchemi does not import: the folder with sevennet.spec.json
 #                           (bench/sevennet_gpu/specs.py), the halo spec NequIP's export takes
 #   BENCH_MODELS ("nequip allegro"), BENCH_CELLS_nequip ("11 17 20 22"), BENCH_CELLS_allegro
-#   ("8 11 14 17"), BENCH_STEPS (5), BENCH_OUT (build/bench/nequip, or build/bench/nequip-dry)
+#   ("8 11 14 17"), BENCH_STEPS (5), BENCH_OUT (build/bench/nequip, or build/bench/nequip-dry),
+#   BENCH_COMMIT (the commit results.csv names; default git's HEAD, where the checkout has .git)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -158,7 +159,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
   else nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"; fi
   "$python" -c 'import torch; print("torch", torch.__version__)'; } > "$out/machine.txt"
 for m in $models; do bench "$m"; done
-commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${BENCH_COMMIT:-$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 # Every model this BENCH_OUT has run, so that models benched in separate calls share one CSV.
 folders=()
 for m in nequip allegro; do [ -f "$out/$m/meta" ] && folders+=("$out/$m"); done
