@@ -80,6 +80,16 @@ def padded(t: torch.Tensor, n_halo) -> torch.Tensor:
     return torch.cat([t, t.new_zeros((n_halo, *t.shape[1:]))])
 
 
+def size_nodes(graph: torch.fx.Graph):
+    """Nodes of N (positions' first size) and n_halo (recv_dest's), put after the inputs."""
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    with graph.inserting_after(placeholders[-1]):
+        n_rows = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[0], 0))
+    with graph.inserting_after(n_rows):
+        n_halo = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[5], 0))
+    return n_rows, n_halo
+
+
 def slices_as_splits(gm: torch.fx.GraphModule) -> int:
     """Every `x[:n_owned]` of a traced graph (aten.slice of the rows [N, ...] to the owned rows)
     rewritten as the first piece of `split_with_sizes(x, [n_owned, n_halo])`: the same rows, but
@@ -98,10 +108,7 @@ def slices_as_splits(gm: torch.fx.GraphModule) -> int:
             and has_rows(node.args[0].meta["val"], n_rows) and has_rows(node.meta["val"], n_owned)]
     if not cuts:
         return 0
-    with graph.inserting_after(placeholders[-1]):
-        rows_node = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[0], 0))
-    with graph.inserting_after(rows_node):
-        halo_node = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[5], 0))
+    rows_node, halo_node = size_nodes(graph)
     with graph.inserting_after(halo_node):
         owned_node = graph.call_function(operator.sub, (rows_node, halo_node))
     for node in cuts:

@@ -280,11 +280,7 @@ def check_row_counts(gm: torch.fx.GraphModule) -> None:
     is not negative (without it, cutting the owned rows makes sizes it cannot relate), and the
     graph raises it where a caller breaks the contract."""
     graph = gm.graph
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    with graph.inserting_after(placeholders[-1]):
-        n_rows = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[0], 0))
-    with graph.inserting_after(n_rows):
-        n_halo = graph.call_function(torch.ops.aten.sym_size.int, (placeholders[5], 0))
+    n_rows, n_halo = rows.size_nodes(graph)
     with graph.inserting_after(n_halo):
         fits = graph.call_function(operator.le, (n_halo, n_rows))
     with graph.inserting_after(fits):
