@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import element_linears, ops, packages
+from . import element_linears, ops, packages, rows
 from .adapted import Adapted, Reference
 from .trace import ExportError
 
@@ -138,12 +138,16 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     routing: dict[str, torch.Tensor] = {}
 
     class HaloRefresh(ghost_base):
-        """nequip's ghost exchange as the contract's forward halo refresh of the features."""
+        """nequip's ghost exchange as the contract's forward halo refresh of the features: of every
+        row, or (`ghost_included` False) of the owned rows nequip's block computed, with zero halo
+        rows below them for the refresh to overwrite, as nequip's own LAMMPS exchange does."""
 
         def forward(self, data, ghost_included: bool = False):
+            x = data[self.field]
+            if not ghost_included and AtomicDataDict.LMP_MLIAP_DATA_KEY in data:
+                x = rows.padded(x, data[AtomicDataDict.LMP_MLIAP_DATA_KEY].ntotal - x.shape[0])
             data[self.field] = torch.ops.nvalchemi.halo_forward_static(
-                data[self.field], routing["send_index"], routing["recv_dest"], routing["recv_real"],
-                routing["n_owned"], 1)
+                x, routing["send_index"], routing["recv_dest"], routing["recv_real"], routing["n_owned"], 1)
             return data
 
     # By class name: a model loaded from a nequip package has the package's own copies of
@@ -173,6 +177,11 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
             AtomicDataDict.EDGE_INDEX_KEY: torch.stack([receiver, sender]),
             AtomicDataDict.ATOM_TYPE_KEY: type_index.to(positions.device).index_select(0, species),
         }
+        if rows.owned_only():
+            # nequip's own owned-row mode, which its LAMMPS ML-IAP integration switches on with this
+            # key: the blocks after the first compute owned rows and refresh after linear_1.
+            n, n_halo = rows.counts(positions, recv_dest)
+            data[AtomicDataDict.LMP_MLIAP_DATA_KEY] = OwnedRows(n, n + n_halo)
         return model(data)[AtomicDataDict.PER_ATOM_ENERGY_KEY].reshape(-1).to(positions.dtype)
 
     name = "Allegro" if allegro else "NequIP"
@@ -182,6 +191,17 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
                    f"{type(model).__module__}.{type(model).__qualname__}",
                    spec=_spec if ops.have_nvalchemi() else None, message_passing_layers=1 if allegro else layers,
                    cutoff=r_max, reference=package_evaluation(original or (lambda: given), elements, type_names))
+
+
+class OwnedRows:
+    """What nequip's interaction blocks read of LAMMPS' ML-IAP data (`nlocal`, rows computed after
+    the first block) and its ghost exchange (`ntotal`, rows it exchanges), here symbolic sizes:
+    nequip (0.19) then computes the node updates of its blocks after the first on owned rows only,
+    refreshing the halo rows of the features after `linear_1` (its `InteractionBlock.forward`),
+    and its per-type scale and shift on the rows it is given."""
+
+    def __init__(self, nlocal, ntotal):
+        self.nlocal, self.ntotal = nlocal, ntotal
 
 
 def _accelerated(model: torch.nn.Module, accelerator: Any, get_all_modifiers, modify) -> torch.nn.Module:

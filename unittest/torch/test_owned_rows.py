@@ -71,7 +71,19 @@ def sevennet_cases():
     yield "sevennet 7net-0", lambda owned: energy, 2, 5.0, torch.float32
 
 
-CASES: dict[str, Callable[[], Any]] = {"toy": toy_cases, "sevennet": sevennet_cases}
+def nequip_cases():
+    """NequIP (3 layers) as make_fixtures.py builds it; Allegro is strictly local (no node
+    updates between atoms), and its graph has no halo op to compare."""
+    import torch  # noqa: PLC0415
+
+    import nequip_model  # noqa: PLC0415
+    from distspec_export import nequip  # noqa: PLC0415
+
+    energy = nequip.adapt(nequip_model.build(r_max=4.5, layers=3), ["Cu", "Ni"], 4.5, torch.float64, None).energy_fn
+    yield "nequip L3", lambda owned: energy, 2, 4.5, torch.float64
+
+
+CASES: dict[str, Callable[[], Any]] = {"toy": toy_cases, "sevennet": sevennet_cases, "nequip": nequip_cases}
 NEED = {"sevennet": ("sevenn",), "mace": ("mace",), "nequip": ("nequip", "allegro"), "aimnet": ("aimnet",)}
 PYTHON_VAR = {"toy": "DISTSPEC_PYTHON", "sevennet": "DISTSPEC_PYTHON_SEVENN", "mace": "DISTSPEC_PYTHON_MACE",
               "nequip": "DISTSPEC_PYTHON_NEQUIP", "aimnet": "DISTSPEC_PYTHON"}
