@@ -1,8 +1,8 @@
 """Model kinds: how a model is called with the contract's inputs.
 
 Each adapter returns an `Adapted`: `energy_fn(positions, species, edge_index, n_owned,
-send_index, recv_dest, recv_real) -> atomic_energies [N]`, plus what the kind knows about
-itself (its own spec, layer count, a description).
+send_index, recv_dest, recv_real) -> atomic_energies [N]` (or of the owned rows, [n_owned]),
+plus what the kind knows about itself (its own spec, layer count, a description).
 
 - `plain`: a module whose forward already has that signature and calls nvalchemi's halo ops
   (`torch.ops.nvalchemi.halo_forward_static` before a gather of node rows,
@@ -50,7 +50,7 @@ def plain(module: Any, dtype: torch.dtype) -> Adapted:
         raise ExportError(
             f"{type(module).__name__}.forward takes {len(params)} positional arguments "
             f"({', '.join(p.name for p in params)}); a plain module's forward takes "
-            f"({', '.join(INPUT_NAMES)}[, {EDGE_SHIFT}]) and returns atomic energies [N]")
+            f"({', '.join(INPUT_NAMES)}[, {EDGE_SHIFT}]) and returns atomic energies [N] (or [n_owned])")
     module = _prepare(module, dtype)
     layers = getattr(module, "message_passing_layers", None)
     # What the module declares of itself (attributes `units`, `cutoff`) is checked against the

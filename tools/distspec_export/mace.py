@@ -262,6 +262,10 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     for species, element in enumerate(elements):
         one_hot[species, table_z.index(z_of[element])] = 1.0
 
+    # Every row's node updates: MACE's forward runs its interactions, products and readouts in one
+    # loop of its own, and nvalchemi's correction after each message scatter keeps the halo rows
+    # valid for the next layer's gather; computing owned rows only would mean writing that forward
+    # again here. The exporter's force function sums the owned rows' energies (a slice).
     def energy(positions, species, edge_index, _halo_no, _halo_si, _halo_rd, _halo_rr, edge_shift):
         n_rows = positions.shape[0]
         data = {
