@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import operator
+import os
 from typing import Iterator
 
 import torch
@@ -47,9 +48,15 @@ def every_row() -> Iterator[None]:
         _every_row = saved
 
 
+# Set to 1, the exporter traces every node update on every row, as every_row() does: an export
+# to measure the owned-row work against (bench/accelerators/run.sh with BENCH_OUT elsewhere).
+EVERY_ROW_VARIABLE = "DISTSPEC_EXPORT_EVERY_ROW"
+
+
 def owned_only() -> bool:
-    """Whether node updates run on the rows that are read (True) or on every row (every_row())."""
-    return not _every_row
+    """Whether node updates run on the rows that are read (True) or on every row (every_row(),
+    or the environment variable EVERY_ROW_VARIABLE set to 1)."""
+    return not _every_row and os.environ.get(EVERY_ROW_VARIABLE, "") != "1"
 
 
 def counts(positions: torch.Tensor, recv_dest: torch.Tensor):
