@@ -10,7 +10,7 @@ contract's inputs, DISTSPEC's op semantics for one process), on the same periodi
   weights, seeded): each block's self-connection is the tensor product of the features with the
   89-wide one-hot, which folds into one linear per exported element.
 
-  run.py OUT [--cells 6] [--calls 5] [--threads 1] [--nequip-sc] [--device cpu|cuda]
+  run.py OUT [--cells 6] [--calls 5] [--threads 1] [--nequip-sc] [--device cpu|cuda] [--reuse]
 
 Prints a table: model, folded or not, MACs per row folded away, seconds per call, and the graphs'
 largest difference (relative to max(1, |value|)). Needs DISTSPEC_PYTHON_SEVENN's environment. On
@@ -43,12 +43,20 @@ def nequip_sc():
     return build_E3_equivariant_model(config)
 
 
-def export(model, name: str, out: Path, fold: bool, device: str):
+def export(build, name: str, out: Path, fold: bool, device: str, reuse: bool) -> tuple[str, dict]:
+    """(graph file, its element_linears record), exported unless `reuse` finds it already there."""
+    import json  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
     from distspec_export.export import export as run_export  # noqa: PLC0415
 
-    return run_export(model, None, ELEMENTS, 5.0, "metal", out, name + ("" if fold else "_unfolded"),
-                      precision="fp32", kind="sevennet", check_export=False, device=device,
-                      fold_elements=fold, log=lambda s: print(s, flush=True))
+    name += "" if fold else "_unfolded"
+    graph = out / f"{name}.pt2"
+    if not (reuse and graph.is_file()):
+        run_export(build(), None, ELEMENTS, 5.0, "metal", out, name, precision="fp32", kind="sevennet",
+                   check_export=False, device=device, fold_elements=fold, log=lambda s: print(s, flush=True))
+    meta = torch._inductor.aoti_load_package(str(graph)).get_metadata()
+    return str(graph), json.loads(meta["distspec.json"]).get("element_linears", {})
 
 
 def time_graph(path: str, example, calls: int, device: str) -> tuple[float, tuple]:
@@ -81,6 +89,7 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--nequip-sc", action="store_true", help="also the nequip-style self-connection model")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--reuse", action="store_true", help="time the graphs already in OUT instead of exporting")
     args = p.parse_args()
     import torch  # noqa: PLC0415
 
@@ -101,9 +110,9 @@ def main() -> int:
         name = "7net0" if label == "SevenNet-0" else "7net0_nequip_sc"
         timed = {}
         for fold in (True, False):
-            result = export(build(), name, args.out, fold, args.device)
-            macs = sum(f["macs_per_row"][0] - f["macs_per_row"][1] for f in result.element_linears["folded"])
-            seconds, outputs = time_graph(str(result.graph_file), crystal, args.calls, args.device)
+            graph, record = export(build, name, args.out, fold, args.device, args.reuse)
+            macs = sum(f["macs_per_row"][0] - f["macs_per_row"][1] for f in record.get("folded", []))
+            seconds, outputs = time_graph(graph, crystal, args.calls, args.device)
             timed[fold] = (seconds, outputs, macs)
         deviation = max(float((a - b).abs().max()) / max(1.0, float(b.abs().max()))
                         for a, b in zip(timed[True][1], timed[False][1]))
