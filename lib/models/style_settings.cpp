@@ -57,6 +57,10 @@ StyleSettings StyleSettings::parse(const std::vector<std::string> &words)
       s.gpu_share = yes_no(words, i);
     } else if (key == "timing") {
       s.timing = yes_no(words, i);
+    } else if (key == "cuda_graph") {
+      s.cuda_graph = yes_no(words, i);
+    } else if (key == "edges") {
+      s.edges = value_of(words, i, {"cutoff", "skin"});
     } else if (key == "threads") {
       const std::string &value = value_of(words, i, {});
       std::size_t used = 0;
@@ -71,9 +75,14 @@ StyleSettings StyleSettings::parse(const std::vector<std::string> &words)
       s.threads = n;
     } else {
       bad("unknown keyword '" + key + "'",
-          "expected spec, halo, device, precision, strict, gpu_share, timing or threads");
+          "expected spec, halo, device, precision, strict, gpu_share, timing, threads, edges or cuda_graph");
     }
   }
+  // A captured step replays fixed shapes: its edge list may change only at a build.
+  if (s.cuda_graph && s.edges != "skin")
+    bad("keyword 'cuda_graph yes' needs 'edges skin'",
+        "a captured step keeps its edge list until the next neighbour-list build: add 'edges skin' (for a graph "
+        "blind beyond its cutoff), or leave cuda_graph no");
   return s;
 }
 

@@ -6,11 +6,6 @@
 
 #include "distspec/halo/device_staging.h"
 
-#include "atom.h"
-#include "comm.h"
-#include "lammps.h"
-#include "neighbor.h"
-
 #include <utility>
 #include <vector>
 
@@ -18,23 +13,8 @@ using namespace LAMMPS_NS;
 
 distspec::HaloExchange *LammpsDeviceHaloExchange::self_images(const void *block)
 {
-  if (!distspec::is_device_pointer(block) || lmp_->comm->nprocs != 1) return nullptr;
-  Atom *atom = lmp_->atom;
-  if (atom->nlocal != static_cast<int>(n_owned()) || atom->nghost != static_cast<int>(n_halo())) return nullptr;
-  if (images_current()) return images_.get();
-  images_.reset();
-  images_generation_ = list_generation();
-  images_owned_ = n_owned();
-  images_halo_ = n_halo();
-  if (!atom->tag_enable || atom->map_style == Atom::MAP_NONE) return nullptr;
-  std::vector<std::size_t> owner(n_halo());
-  for (std::size_t h = 0; h < n_halo(); ++h) {
-    const int i = atom->map(atom->tag[n_owned() + h]);
-    if (i < 0 || i >= atom->nlocal) return nullptr;
-    owner[h] = static_cast<std::size_t>(i);
-  }
-  images_ = std::make_unique<distspec::DeviceIndexedHaloExchange>(n_owned(), std::move(owner));
-  return images_.get();
+  if (!distspec::is_device_pointer(block)) return nullptr;
+  return images_.for_step(lmp_, n_owned(), n_halo(), list_generation());
 }
 
 void LammpsDeviceHaloExchange::forward(distspec::Rows<double> rows)
@@ -49,26 +29,26 @@ void LammpsDeviceHaloExchange::reverse(distspec::Rows<double> rows)
   LammpsHaloExchange::reverse(rows);
 }
 
-// Ghosts, their IDs and the map change only when LAMMPS rebuilds its lists.
-bool LammpsDeviceHaloExchange::images_current() const
-{
-  return list_generation() == images_generation_ && n_owned() == images_owned_ &&
-      n_halo() == images_halo_;
-}
-
 // LAMMPS' comm reads the rows on the host, after the kernels that wrote them; the index map's
-// kernels run in the same queue as the graph's (the device's default stream, which a LAMMPS
-// process leaves current), so they need no wait.
+// kernels run on the model's stream, behind them, so they need no wait.
 void LammpsDeviceHaloExchange::wait_for_device()
 {
-  if (images_ && images_current()) return;
-  distspec::DeviceRowPacker::synchronize();
+  if (images_.active(n_owned(), n_halo(), list_generation())) return;
+  packer_.synchronize();
+}
+
+void LammpsDeviceHaloExchange::set_stream(void *stream)
+{
+  packer_.set_stream(stream);
+  images_.set_stream(stream);
 }
 
 void LammpsDeviceHaloExchange::bind(const distspec::Rows<double> &rows)
 {
   LammpsHaloExchange::bind(rows);
   block_on_device_ = distspec::is_device_pointer(rows.data);
+  // LAMMPS' send lists hold until it reneighbours: uploaded once per build.
+  packer_.keep_lists_for(list_generation());
 }
 
 void LammpsDeviceHaloExchange::zero_halo_rows(const distspec::Rows<double> &rows)
@@ -99,9 +79,9 @@ void LammpsDeviceHaloExchange::all_reduce_sum(double *values, std::size_t n)
 {
   if (!distspec::is_device_pointer(values)) return all_reduce_host(values, n);
   std::vector<double> host(n);
-  distspec::DeviceRowPacker::copy(host.data(), values, n * sizeof(double));
+  packer_.copy(host.data(), values, n * sizeof(double));
   all_reduce_host(host.data(), n);
-  distspec::DeviceRowPacker::copy(values, host.data(), n * sizeof(double));
+  packer_.copy(values, host.data(), n * sizeof(double));
 }
 
 /* ---------------------------------------------------------------------- */

@@ -6,19 +6,19 @@
    index map (atom->map of each ghost's ID), applied on the GPU (DeviceIndexedHaloExchange):
    no row leaves the device. On more ranks, the swaps a rank makes with itself (the periodic
    images along an axis the processor grid does not divide) are copied in place on the GPU, and
-   only the rows of swaps with other ranks cross PCIe. Blocks in host memory (the style's own
-   per-atom folds) go the host way. Built with CUDA only.
+   only the rows of swaps with other ranks cross PCIe. Every kernel and copy is queued on the
+   model's stream (set_stream): one rank's exchanges, and the self-swaps of more, make the host
+   wait for nothing; only rows that MPI sends wait for the stream. Blocks in host memory (the
+   style's own per-atom folds) go the host way. Built with CUDA only.
 ------------------------------------------------------------------------- */
 
 #ifndef LMP_DISTSPEC_LAMMPS_DEVICE_HALO_EXCHANGE_H
 #define LMP_DISTSPEC_LAMMPS_DEVICE_HALO_EXCHANGE_H
 
 #include "lammps_halo_exchange.h"
+#include "lammps_self_images.h"
 
-#include "distspec/halo/device_indexed_halo_exchange.h"
 #include "distspec/halo/device_row_packer.h"
-
-#include <memory>
 
 namespace LAMMPS_NS {
 
@@ -28,6 +28,8 @@ class LammpsDeviceHaloExchange final : public LammpsHaloExchange {
 
   bool accepts_device_rows() const override { return true; }
   void wait_for_device() override;
+  // The model's stream: the index map's kernels and the packer's copies and kernels go there.
+  void set_stream(void *stream) override;
 
   void forward(distspec::Rows<double> rows) override;
   void reverse(distspec::Rows<double> rows) override;
@@ -45,17 +47,12 @@ class LammpsDeviceHaloExchange final : public LammpsHaloExchange {
   void zero_halo_rows(const distspec::Rows<double> &rows) override;
 
  private:
-  // The one-rank exchange of a device block, or nullptr where LAMMPS' comm must move it (more
-  // ranks, atoms without IDs or map, a halo row whose owner is not local).
+  // The one-rank exchange of a device block, or nullptr where LAMMPS' comm must move it.
   distspec::HaloExchange *self_images(const void *block);
-  bool images_current() const;    // images_ (or its absence) was decided for this list build
 
   bool block_on_device_ = false;
   distspec::DeviceRowPacker packer_;
-  std::unique_ptr<distspec::DeviceIndexedHaloExchange> images_;
-  std::uint64_t images_generation_ = 0;  // the list build and the row counts images_ was made for
-  std::size_t images_owned_ = 0, images_halo_ = 0;
-
+  LammpsSelfImages images_;
 };
 
 }    // namespace LAMMPS_NS

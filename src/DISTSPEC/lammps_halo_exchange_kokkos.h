@@ -11,6 +11,10 @@
      host callbacks with host buffers and send lists. Where DeviceType's memory is host memory
      the kernels run on the rows themselves; otherwise they run on DeviceType, and only the
      swap's buffer (and its send list) crosses PCIe, never the block.
+   Rows in GPU memory on one rank skip LAMMPS' comm: every ghost is an image of an owned atom,
+   and an index map (LammpsSelfImages) exchanges them on the model's stream, so that the host
+   waits for nothing. On more ranks, Kokkos' stream is ordered after the model's by a CUDA event
+   before the comm call, and the model's after Kokkos' by another after it, not by host fences.
 ------------------------------------------------------------------------- */
 
 #ifndef LMP_DISTSPEC_LAMMPS_HALO_EXCHANGE_KOKKOS_H
@@ -19,6 +23,9 @@
 #include "kokkos_type.h"
 
 #include "lammps_halo_exchange_base.h"
+#ifdef DISTSPEC_WITH_CUDA
+#include "lammps_self_images.h"
+#endif
 
 namespace LAMMPS_NS {
 
@@ -36,12 +43,19 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public Lammps
   using LammpsHaloExchangeBase::forward;
   using LammpsHaloExchangeBase::reverse;
 
+  ~LammpsHaloExchangeKokkos() override;
+
   // Rows in GPU memory (a CUDA execution space) are packed where they are, by the Kokkos callbacks.
   bool accepts_device_rows() const override { return !kHostReadable; }
-  // Kokkos kernels and a CUDA model's kernels still queued on the rows.
-  void wait_for_device() override { Kokkos::fence(); }
+  // Kokkos kernels and a CUDA model's kernels still queued on the rows; none where one rank's
+  // index map exchanges them on the model's stream.
+  void wait_for_device() override;
+  // The model's stream (cudaStream_t), which the comm calls are ordered with.
+  void set_stream(void *stream) override;
 
   // data points to DeviceType memory.
+  void forward(distspec::Rows<double> rows) override;
+  void reverse(distspec::Rows<double> rows) override;
   void forward(distspec::Rows<float> rows) override;
   void reverse(distspec::Rows<float> rows) override;
   void all_reduce_sum(double *values, std::size_t n) override;
@@ -95,6 +109,20 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public Lammps
   Kokkos::View<int *, DeviceType> d_swap_list_;
   // fp32 blocks widened to fp64; grows only.
   Kokkos::View<double *, DeviceType> d_wide_;
+
+  // One rank's exchange of GPU rows without LAMMPS' comm, or nullptr (host rows, more ranks);
+  // by_images runs it.
+  distspec::HaloExchange *self_images(const void *block);
+  template <class T, class Exchange> void by_images(const distspec::Rows<T> &rows, Exchange exchange);
+  // Kokkos' stream waits for the model's work queued so far (before a comm call), and the model's
+  // stream for Kokkos' (after it): CUDA events, no host wait. Nothing off CUDA.
+  void kokkos_after_model();
+  void model_after_kokkos();
+  void *stream_ = nullptr;         // cudaStream_t of the model's work
+  void *events_[2] = {nullptr, nullptr};    // cudaEvent_t: the model's, Kokkos'
+#ifdef DISTSPEC_WITH_CUDA
+  LammpsSelfImages images_;
+#endif
 };
 
 /* ----------------------------------------------------------------------

@@ -73,6 +73,7 @@ PairDistspec::~PairDistspec()
 /* ----------------------------------------------------------------------
    pair_style distspec [spec FILE] [halo per_layer|expanded] [device cpu|cuda] [strict yes|no]
                        [precision fp64|fp32] [gpu_share yes|no] [timing yes|no] [threads N]
+                       [edges cutoff|skin] [cuda_graph yes|no]
 ------------------------------------------------------------------------- */
 
 void PairDistspec::settings(int narg, char **arg)
@@ -83,7 +84,8 @@ void PairDistspec::settings(int narg, char **arg)
   timing_.enable(settings_.timing);
   // A re-issued pair_style keeps the pair_coeff model: read it again under a new spec or
   // precision (the old ones must not run silently), rebuild it for a new device.
-  if (model_file_ && (settings_.spec_file != before.spec_file || settings_.precision != before.precision))
+  if (model_file_ && (settings_.spec_file != before.spec_file || settings_.precision != before.precision ||
+                      settings_.edges != before.edges || settings_.cuda_graph != before.cuda_graph))
     load_model(std::string(model_file_->path));
   else if (model_file_ && settings_.device != before.device)
     run_collectively(lmp, FLERR, "pair_style distspec",
@@ -158,6 +160,8 @@ void PairDistspec::load_model(const std::string &model_path)
     model_file_ = std::make_unique<distspec::models::ModelFile>(
         distspec::models::parse_model_file(bytes, path, settings_.spec_file));
     if (!settings_.precision.empty()) model_file_->precision = settings_.precision;
+    model_file_->edges = settings_.edges;
+    model_file_->cuda_graph = settings_.cuda_graph;
     model_ = distspec::models::make_model(*model_file_, model_device());
     // Output lists LAMMPS cannot take are refused here, before the run plan is made.
     (void) distspec::models::OutputPlan::from_spec(model_file_->spec);
@@ -176,7 +180,8 @@ void PairDistspec::init_style()
   // Specs, parameter files and input words that differ by rank would hang or mix models.
   Fingerprint run;
   run.add(std::to_string(model_fingerprint_)).add(distspec::models::StyleSettings::name(settings_.halo)).add(settings_.precision);
-  run.add(settings_.strict ? "strict" : "lenient").add(std::to_string(int(settings_.device)));
+  run.add(settings_.strict ? "strict" : "lenient").add(std::to_string(int(settings_.device))).add(settings_.edges);
+  run.add(settings_.cuda_graph ? "cuda_graph" : "eager");
   for (const auto &element : type_elements_) run.add(element);
   require_same_on_every_rank(lmp, run.value(), model_file_->spec_source);
 

@@ -19,16 +19,20 @@ TEST(StyleSettings, DefaultsAndEveryKeyword) {
   EXPECT_EQ(none.precision, "");
   EXPECT_FALSE(none.strict || none.gpu_share || none.timing);
   EXPECT_EQ(none.threads, 1);
+  EXPECT_EQ(none.edges, "cutoff");
+  EXPECT_FALSE(none.cuda_graph);
 
   const StyleSettings all = StyleSettings::parse({"spec", "my.json", "halo", "expanded", "device", "cuda", "precision",
                                                   "fp32", "strict", "yes", "gpu_share", "yes", "timing", "yes",
-                                                  "threads", "8"});
+                                                  "threads", "8", "edges", "skin", "cuda_graph", "yes"});
   EXPECT_EQ(all.spec_file, "my.json");
   EXPECT_EQ(all.halo, HaloStrategy::expanded);
   EXPECT_EQ(all.device, Device::cuda);
   EXPECT_EQ(all.precision, "fp32");
   EXPECT_TRUE(all.strict && all.gpu_share && all.timing);
   EXPECT_EQ(all.threads, 8);
+  EXPECT_EQ(all.edges, "skin");
+  EXPECT_TRUE(all.cuda_graph);
   EXPECT_STREQ(StyleSettings::name(all.halo), "expanded");
   EXPECT_STREQ(StyleSettings::name(none.halo), "per_layer");
   // A later keyword wins, as LAMMPS' own styles read repeated keywords.
@@ -49,6 +53,8 @@ TEST(StyleSettings, MistakesNameTheKeyword) {
            Row{{"threads", "0"}, "keyword 'threads' got '0'", "1 to 1024"},
            Row{{"threads", "2x"}, "keyword 'threads' got '2x'", "1 to 1024"},
            Row{{"threads", "99999999999"}, "keyword 'threads' got '99999999999'", "1 to 1024"},
+           Row{{"edges", "all"}, "keyword 'edges' got 'all'", "expected one of cutoff|skin"},
+           Row{{"cuda_graph", "yes"}, "keyword 'cuda_graph yes' needs 'edges skin'", "add 'edges skin'"},
            Row{{"cutoff", "5.0"}, "unknown keyword 'cutoff'", "expected spec, halo, device"},
        }) {
     SCOPED_TRACE(row.words.front());

@@ -285,6 +285,74 @@ TEST_F(HaloOps, PerSystemReduceBackwardAllReducesThenGathersIntoOwnedRows) {
             std::string::npos);
 }
 
+// On one rank nothing is summed over ranks: per_system_reduce and its adjoint stay on the rows'
+// device (no download, no wait for the graph) and give what the path through the host's
+// all-reduce gives on a rank whose all-reduce is the identity. Each still records its collective,
+// which a rank without atoms of a run of several makes in its place.
+TEST_F(HaloOps, OnOneRankTheReductionsStayOnTheRowsDevice) {
+  const at::Tensor system = at::tensor({1, 0, 1, 1, 0, 0, 1}, at::kLong);
+  const at::Tensor grad_out = at::tensor({1.0, 2.0, 3.0, 4.0}, at::kFloat).reshape({2, 2});
+  // Through the host: an exchange that says two ranks, whose all-reduce keeps the values.
+  RecordingHalo two_ranks{kOwned, kHaloOwner, 2};
+  struct Identity final : HaloExchange {
+    RecordingHalo& inner;
+    explicit Identity(RecordingHalo& h) : inner(h) {}
+    std::size_t n_owned() const override { return inner.n_owned(); }
+    std::size_t n_halo() const override { return inner.n_halo(); }
+    int n_ranks() const override { return 2; }
+    void forward(Rows<double> r) override { inner.forward(r); }
+    void forward(Rows<float> r) override { inner.forward(r); }
+    void reverse(Rows<double> r) override { inner.reverse(r); }
+    void reverse(Rows<float> r) override { inner.reverse(r); }
+    void all_reduce_sum(double*, std::size_t) override { inner.log.push_back("all_reduce"); }
+  } through_host(two_ranks);
+  RecordingHalo one_rank{kOwned, kHaloOwner, 1};
+  std::vector<std::vector<double>> results[2];
+  std::vector<models::torch_kind::HaloCall> calls[2];
+  for (int k = 0; k < 2; ++k) {
+    Dispatcher d{halo_spec(), Device::cpu, {}, 1, HaloStrategy::per_layer, OpRegistry{}};
+    if (k == 0) d.attach(through_host);
+    else d.attach(one_rank);
+    ActiveDispatcher active(d);
+    active.record(&calls[k]);
+    results[k].push_back(values(call("nvalchemi::per_system_reduce", {numbered_rows(at::kFloat), system, int64_t(2)})));
+    results[k].push_back(values(call("nvalchemi::per_system_reduce_backward", {grad_out, system})));
+  }
+  EXPECT_EQ(results[1], results[0]);
+  EXPECT_EQ(results[1][0], (std::vector<double>{2, 20, 4, 40}));  // system 0: row 1; system 1: rows 0 and 2
+  EXPECT_EQ(two_ranks.log, (Log{"all_reduce", "all_reduce"}));
+  EXPECT_TRUE(one_rank.log.empty()) << "one rank has nothing to all-reduce";
+  ASSERT_EQ(calls[1].size(), 2u);
+  for (int c = 0; c < 2; ++c) {
+    EXPECT_EQ(calls[1][c].kind, calls[0][c].kind);
+    EXPECT_EQ(calls[1][c].width, calls[0][c].width);
+  }
+  // A system index out of range is named, on the host.
+  Dispatcher d{halo_spec(), Device::cpu, {}, 1, HaloStrategy::per_layer, OpRegistry{}};
+  d.attach(one_rank);
+  ActiveDispatcher active(d);
+  EXPECT_EQ(error_of([&] { call("nvalchemi::per_system_reduce", {numbered_rows(), system, int64_t(1)}); }),
+            "nvalchemi::per_system_reduce: system_index[0] = 1 is not in [0, 1)");
+}
+
+// The exchange ops check n_owned against the shapes: recv_dest has one entry per halo row, so a
+// graph whose rows and routing match the exchange's has its owned count; a host n_owned is read
+// too (no wait), a device one never is.
+TEST_F(HaloOps, TheShapesFixTheOwnedCount) {
+  attach();
+  ActiveDispatcher active(dispatch);
+  Routing r;
+  r.recv_dest = at::arange(2, kRows, at::kLong);  // five halo rows: n_owned would be 2
+  r.recv_real = at::ones({kRows - 2}, at::kBool);
+  r.n_owned = at::scalar_tensor(int64_t(2), at::kLong);
+  EXPECT_NE(error_of([&] { call_exchange("nvalchemi::halo_forward_static", numbered_rows(), r); }).find("n_owned is 2"),
+            std::string::npos);
+  r.n_owned = at::scalar_tensor(int64_t(kOwned), at::kLong);
+  EXPECT_EQ(error_of([&] { call_exchange("nvalchemi::halo_forward_static", numbered_rows(), r); }),
+            "nvalchemi::halo_forward_static: recv_dest has shape [5], expected [4]: this step's rows are n_owned + "
+            "n_halo = 3 + 4; pass the graph's routing inputs through");
+}
+
 // TorchScript resolves the ops by schema, so a scripted graph calls DISTSPEC's kernels.
 TEST_F(HaloOps, TorchScriptCallsTheRegisteredKernels) {
   attach();

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <ATen/ATen.h>
 #include <torch/library.h>
@@ -107,7 +108,17 @@ def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest
 )JIT";
 
 // A module of the network with fixed random weights and the given forward.
-torch::jit::Module network(const std::string& forward, const std::vector<std::string>& namespaces = {"nvalchemi"}) {
+// kEnergies with its envelope zero beyond the cutoff (fc masked there, as a graph blind to pairs
+// past its cutoff has it): a model `edges skin` may hand the neighbour list's pairs as they are.
+std::string masked_energies() {
+  std::string e = kEnergies;
+  const std::string fc = "fc = 0.5 * (torch.cos(r * 0.6981317007977318) + 1.0)";
+  e.replace(e.find(fc), fc.size(), fc + " * (r < 4.5).to(r.dtype)");
+  return e;
+}
+
+torch::jit::Module network(const std::string& forward, const std::vector<std::string>& namespaces = {"nvalchemi"},
+                           const std::string& energies = kEnergies) {
   models::torch_kind::register_halo_ops();  // what the plugin does when it loads
   at::manual_seed(2024);
   torch::jit::Module m("ToyNetwork");
@@ -117,7 +128,7 @@ torch::jit::Module network(const std::string& forward, const std::vector<std::st
   m.register_attribute("w2", c10::TensorType::get(), at::randn({kWidth, kWidth}, options) * 0.5);
   m.register_attribute("readout", c10::TensorType::get(), at::randn({kWidth, 1}, options));
   const auto resolver = op_namespace_resolver(namespaces);
-  m.define(kEnergies, resolver);
+  m.define(energies, resolver);
   m.define(forward, resolver);
   return m;
 }
@@ -347,6 +358,104 @@ TEST(TorchModel, ARankWithoutAtomsJoinsTheCollectives) {
   EXPECT_EQ(empty.log, (std::vector<std::string>{"reverse", "forward", "forward", "reverse", "reverse", "forward"}));
   EXPECT_EQ(out.energy, 0.0);
   EXPECT_TRUE(out.forces.empty());
+}
+
+// The network (masked: blind beyond its cutoff) under pair_style distspec's `edges` setting, in a
+// folder `name` of the test's own.
+std::unique_ptr<models::Model> model_with_edges(const std::string& edges, bool masked, const std::string& name) {
+  const fs::path dir = scratch() / name;
+  fs::create_directories(dir);
+  network(kForwardWithVirials, {"nvalchemi"}, masked ? masked_energies() : std::string(kEnergies))
+      .save((dir / "toy.pt").string());
+  models::ModelFile file = read(write_model_file(dir, parameters("toy.pt")));
+  file.edges = edges;
+  return models::make_model(file);
+}
+
+// One compute on one rank, the graph naming its topology `generation` (0: none).
+ModelRun run_at(models::Model& model, const PeriodicGraph& g, std::uint64_t generation) {
+  models::register_builtin_ops();
+  Dispatcher dispatch(halo_spec(), Device::cpu, model.info().ops, 1);
+  IndexedHaloExchange halo = g.halo_exchange();
+  dispatch.attach(halo);
+  models::AtomGraph graph = g.graph();
+  graph.topology_generation = generation;
+  ModelRun run;
+  model.compute(graph, dispatch, {true, true, true}, run.out);
+  return run;
+}
+
+// Pairs of the graph's neighbour list closer than the cutoff.
+std::size_t pairs_within(const PeriodicGraph& g, double cutoff) {
+  const models::AtomGraph graph = g.graph();
+  const std::vector<double>& x = g.positions();
+  std::size_t n = 0;
+  for (std::size_t r = 0; r < graph.n_receivers; ++r)
+    for (int e = graph.offsets[r]; e < graph.offsets[r + 1]; ++e) {
+      const int i = graph.receivers[r], j = graph.senders[e];
+      double rsq = 0.0;
+      for (int d = 0; d < 3; ++d) rsq += (x[3 * j + d] - x[3 * i + d]) * (x[3 * j + d] - x[3 * i + d]);
+      n += rsq < cutoff * cutoff;
+    }
+  return n;
+}
+
+// The edge set made at a neighbour-list build is kept for the steps that follow it. After every
+// atom moved by up to half the skin (no reneighbouring: the same rows and list, some pairs now
+// across the cutoff), forces and energy equal a fresh build's of the moved crystal by a model
+// that never saw the first (`edges cutoff`: the kept pairs filtered again; `edges skin`: the
+// kept pairs as they are, for a graph blind beyond its cutoff). A reneighbouring (a new
+// generation, other rows) refreshes the set.
+TEST(TorchModel, AnEdgeSetKeptBetweenBuildsGivesTheForcesOfAFreshBuild) {
+  Crystal moved = test_crystal();
+  PeriodicGraph kept(moved, kCutoff, kSkin);
+  const std::size_t within_before = pairs_within(kept, kCutoff);
+  std::mt19937 random(17);
+  std::uniform_real_distribution<double> step(-0.25, 0.25);  // |d| < 0.44 < skin / 2
+  for (std::size_t i = 0; i < moved.positions.size(); ++i) {
+    const Vec3 d{step(random), step(random), step(random)};
+    kept.displace(i, d);
+    for (int k = 0; k < 3; ++k) moved.positions[i][k] += d[k];
+  }
+  ASSERT_NE(pairs_within(kept, kCutoff), within_before) << "the moves must carry pairs across the cutoff";
+  const PeriodicGraph fresh(moved, kCutoff, kSkin);
+  const auto reference = model_with_edges("cutoff", true, "reference");
+  const ModelRun expected = run_at(*reference, fresh, 0);
+  const std::vector<double> expected_forces = fold(fresh, expected.out.forces, 3);
+
+  for (const char* edges : {"cutoff", "skin"}) {
+    SCOPED_TRACE(std::string("edges ") + edges);
+    const auto model = model_with_edges(edges, true, edges);
+    const PeriodicGraph built(test_crystal(), kCutoff, kSkin);
+    run_at(*model, built, 1);                      // the build
+    const ModelRun step = run_at(*model, kept, 1);  // the same topology, atoms moved
+    EXPECT_NEAR(step.out.energy, expected.out.energy, 1e-10 * std::abs(expected.out.energy));
+    const std::vector<double> forces = fold(kept, step.out.forces, 3);
+    ASSERT_EQ(forces.size(), expected_forces.size());
+    double largest = 0.0;
+    for (std::size_t k = 0; k < forces.size(); ++k) {
+      EXPECT_NEAR(forces[k], expected_forces[k], 1e-10) << "atom " << k / 3 << " component " << k % 3;
+      largest = std::max(largest, std::abs(forces[k]));
+    }
+    EXPECT_GT(largest, 1e-2) << "the test needs forces to test";
+    // A reneighbouring: the fresh build's rows and list under a new generation.
+    const ModelRun rebuilt = run_at(*model, fresh, 2);
+    EXPECT_NEAR(rebuilt.out.energy, expected.out.energy, 1e-10 * std::abs(expected.out.energy));
+    const std::vector<double> rebuilt_forces = fold(fresh, rebuilt.out.forces, 3);
+    for (std::size_t k = 0; k < forces.size(); ++k) EXPECT_NEAR(rebuilt_forces[k], expected_forces[k], 1e-10);
+  }
+}
+
+// `edges skin` on a graph that reads pairs beyond its cutoff (the network's cosine envelope rises
+// again past 4.5 Angstrom) is refused when the model file is read, saying why and what to do.
+TEST(TorchModelErrors, EdgesSkinForAGraphThatSeesBeyondItsCutoff) {
+  const Error e = error_of([] { model_with_edges("skin", false, "unmasked"); });
+  EXPECT_EQ(e.message().find("edges skin: graph "), 0u) << e.message();
+  EXPECT_NE(e.message().find("is not blind to pairs beyond its cutoff 4.5"), std::string::npos) << e.message();
+  EXPECT_NE(e.hint().find("use edges cutoff (the default)"), std::string::npos) << e.hint();
+  EXPECT_NE(e.file().find("toy.json"), std::string::npos) << e.file();
+  // The same graph under `edges cutoff` loads.
+  EXPECT_NO_THROW(model_with_edges("cutoff", false, "unmasked"));
 }
 
 // Edges beyond the cutoff (the neighbour list's skin) never reach the graph: a skin changes

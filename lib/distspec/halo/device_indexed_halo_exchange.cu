@@ -75,7 +75,8 @@ template <class T>
 void DeviceIndexedHaloExchange::forward_impl(Rows<T> rows) {
   if (rows.size() == 0 || !is_device_pointer(rows.data)) return host_.forward(rows);
   if (n_halo() == 0) return;
-  copy_to_halo<<<blocks(n_halo() * rows.width), 256>>>(rows.data, n_owned(), n_halo(), rows.width, owner_);
+  const auto stream = static_cast<cudaStream_t>(stream_);
+  copy_to_halo<<<blocks(n_halo() * rows.width), 256, 0, stream>>>(rows.data, n_owned(), n_halo(), rows.width, owner_);
   check(cudaGetLastError(), "copy_to_halo");
 }
 
@@ -83,11 +84,13 @@ template <class T>
 void DeviceIndexedHaloExchange::reverse_impl(Rows<T> rows) {
   if (rows.size() == 0 || !is_device_pointer(rows.data)) return host_.reverse(rows);
   if (n_halo() == 0) return;
+  const auto stream = static_cast<cudaStream_t>(stream_);
   if (n_owned()) {
-    sum_images<<<blocks(n_owned() * rows.width), 256>>>(rows.data, n_owned(), rows.width, image_offsets_, images_);
+    sum_images<<<blocks(n_owned() * rows.width), 256, 0, stream>>>(rows.data, n_owned(), rows.width, image_offsets_, images_);
     check(cudaGetLastError(), "sum_images");
   }
-  check(cudaMemsetAsync(rows.data + n_owned() * rows.width, 0, n_halo() * rows.width * sizeof(T)), "cudaMemsetAsync");
+  check(cudaMemsetAsync(rows.data + n_owned() * rows.width, 0, n_halo() * rows.width * sizeof(T), stream),
+        "cudaMemsetAsync");
 }
 
 template void DeviceIndexedHaloExchange::forward_impl<double>(Rows<double>);

@@ -3,7 +3,8 @@
 // memory, so that a one-GPU run keeps its feature exchanges on the device. Reverse sums every
 // owner's row and its images in the host exchange's order (the row, then its images by halo
 // index; fp32 in fp64), so both give the same bits. Rows in host memory go to an
-// IndexedHaloExchange of the same map.
+// IndexedHaloExchange of the same map. Its kernels go on the stream set_stream names (the
+// model's), so that a step of one GPU exchanges without waiting on the host.
 //
 // Built only with DISTSPEC_ENABLE_CUDA (a CUDA source of distspec_core).
 #pragma once
@@ -32,6 +33,7 @@ class DeviceIndexedHaloExchange final : public HaloExchange {
   void reverse(Rows<double> rows) override { reverse_impl(rows); }
   void reverse(Rows<float> rows) override { reverse_impl(rows); }
   void all_reduce_sum(double*, std::size_t) override {}
+  void set_stream(void* stream) override { stream_ = stream; }
 
  private:
   template <class T> void forward_impl(Rows<T> rows);
@@ -41,6 +43,7 @@ class DeviceIndexedHaloExchange final : public HaloExchange {
   int* owner_ = nullptr;          // per halo row: its owner (device)
   int* image_offsets_ = nullptr;  // n_owned + 1: owned row i's images are images_[image_offsets_[i] ..)
   int* images_ = nullptr;         // halo rows (0-based halo index), by owner, ascending within one
+  void* stream_ = nullptr;        // cudaStream_t of the model's work; nullptr: the legacy default stream
 };
 
 }  // namespace distspec

@@ -15,6 +15,8 @@ void check(cudaError_t status, const char* what) {
                 "check that the rows handed to the exchange are device memory of the current GPU");
 }
 
+cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
+
 unsigned blocks_for(std::size_t items) {
   const std::size_t blocks = (items + 255) / 256;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 ? 65535 : blocks));
@@ -48,8 +50,22 @@ __global__ void convert(const From* from, std::size_t n, To* to) {
 }  // namespace
 
 DeviceRowPacker::~DeviceRowPacker() {
-  for (void* p : {static_cast<void*>(list_), static_cast<void*>(message_), static_cast<void*>(wide_)})
+  drop_lists();
+  for (void* p : {static_cast<void*>(message_), static_cast<void*>(wide_)})
     if (p) cudaFree(p);
+}
+
+void DeviceRowPacker::drop_lists() {
+  for (auto& entry : lists_) cudaFree(entry.second);
+  lists_.clear();
+}
+
+void DeviceRowPacker::keep_lists_for(std::uint64_t list_generation) {
+  if (list_generation == lists_generation_) return;
+  // The stream may still read a list of the previous build.
+  if (!lists_.empty()) synchronize();
+  drop_lists();
+  lists_generation_ = list_generation;
 }
 
 template <class T>
@@ -66,8 +82,11 @@ T* DeviceRowPacker::grow(T*& data, std::size_t& capacity, std::size_t n) {
 }
 
 const int* DeviceRowPacker::upload(const int* list, int n) {
-  int* d_list = grow(list_, list_capacity_, static_cast<std::size_t>(n));
-  check(cudaMemcpy(d_list, list, n * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy (row list)");
+  int*& d_list = lists_[{list, n}];
+  if (!d_list) {
+    check(cudaMalloc(reinterpret_cast<void**>(&d_list), n * sizeof(int)), "cudaMalloc (row list)");
+    check(cudaMemcpyAsync(d_list, list, n * sizeof(int), cudaMemcpyHostToDevice, as_stream(stream_)), "cudaMemcpyAsync (row list)");
+  }
   return d_list;
 }
 
@@ -76,23 +95,27 @@ void DeviceRowPacker::pack(const double* rows, int width, const int* list, int n
   const std::size_t values = static_cast<std::size_t>(n) * width;
   const int* d_list = upload(list, n);
   double* d_message = grow(message_, message_capacity_, values);
-  gather_rows<<<blocks_for(values), 256>>>(rows, width, d_list, n, d_message);
+  gather_rows<<<blocks_for(values), 256, 0, as_stream(stream_)>>>(rows, width, d_list, n, d_message);
   check(cudaGetLastError(), "gather_rows");
-  check(cudaMemcpy(buf, d_message, values * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy (packed rows)");
+  check(cudaMemcpyAsync(buf, d_message, values * sizeof(double), cudaMemcpyDeviceToHost, as_stream(stream_)),
+        "cudaMemcpyAsync (packed rows)");
+  synchronize();  // the host sends buf next
 }
 
 void DeviceRowPacker::unpack(const double* buf, int n, int first, int width, double* rows) {
   if (n <= 0) return;
-  check(cudaMemcpy(rows + static_cast<std::size_t>(first) * width, buf, static_cast<std::size_t>(n) * width * sizeof(double),
-                   cudaMemcpyHostToDevice),
-        "cudaMemcpy (received rows)");
+  // From pageable memory: staged before the call returns, so the host may reuse buf.
+  check(cudaMemcpyAsync(rows + static_cast<std::size_t>(first) * width, buf,
+                        static_cast<std::size_t>(n) * width * sizeof(double), cudaMemcpyHostToDevice, as_stream(stream_)),
+        "cudaMemcpyAsync (received rows)");
 }
 
 void DeviceRowPacker::pack_range(const double* rows, int first, int n, int width, double* buf) {
   if (n <= 0) return;
-  check(cudaMemcpy(buf, rows + static_cast<std::size_t>(first) * width, static_cast<std::size_t>(n) * width * sizeof(double),
-                   cudaMemcpyDeviceToHost),
-        "cudaMemcpy (halo rows)");
+  check(cudaMemcpyAsync(buf, rows + static_cast<std::size_t>(first) * width,
+                        static_cast<std::size_t>(n) * width * sizeof(double), cudaMemcpyDeviceToHost, as_stream(stream_)),
+        "cudaMemcpyAsync (halo rows)");
+  synchronize();  // the host sends buf next
 }
 
 void DeviceRowPacker::unpack_add(const double* buf, const int* list, int n, int width, double* rows) {
@@ -100,8 +123,9 @@ void DeviceRowPacker::unpack_add(const double* buf, const int* list, int n, int 
   const std::size_t values = static_cast<std::size_t>(n) * width;
   const int* d_list = upload(list, n);
   double* d_message = grow(message_, message_capacity_, values);
-  check(cudaMemcpy(d_message, buf, values * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (partials)");
-  add_rows<<<blocks_for(values), 256>>>(d_message, d_list, n, width, rows);
+  check(cudaMemcpyAsync(d_message, buf, values * sizeof(double), cudaMemcpyHostToDevice, as_stream(stream_)),
+        "cudaMemcpyAsync (partials)");
+  add_rows<<<blocks_for(values), 256, 0, as_stream(stream_)>>>(d_message, d_list, n, width, rows);
   check(cudaGetLastError(), "add_rows");
 }
 
@@ -109,7 +133,7 @@ void DeviceRowPacker::copy_rows(double* rows, int width, const int* list, int n,
   if (n <= 0) return;
   const std::size_t values = static_cast<std::size_t>(n) * width;
   const int* d_list = upload(list, n);
-  gather_rows<<<blocks_for(values), 256>>>(rows, width, d_list, n, rows + static_cast<std::size_t>(first) * width);
+  gather_rows<<<blocks_for(values), 256, 0, as_stream(stream_)>>>(rows, width, d_list, n, rows + static_cast<std::size_t>(first) * width);
   check(cudaGetLastError(), "gather_rows (self swap)");
 }
 
@@ -117,19 +141,19 @@ void DeviceRowPacker::add_rows_back(double* rows, int width, const int* list, in
   if (n <= 0) return;
   const std::size_t values = static_cast<std::size_t>(n) * width;
   const int* d_list = upload(list, n);
-  add_rows<<<blocks_for(values), 256>>>(rows + static_cast<std::size_t>(first) * width, d_list, n, width, rows);
+  add_rows<<<blocks_for(values), 256, 0, as_stream(stream_)>>>(rows + static_cast<std::size_t>(first) * width, d_list, n, width, rows);
   check(cudaGetLastError(), "add_rows (self swap)");
 }
 
 void DeviceRowPacker::zero(double* rows, std::size_t begin, std::size_t end, int width) {
   if (end <= begin) return;
-  check(cudaMemset(rows + begin * width, 0, (end - begin) * width * sizeof(double)), "cudaMemset");
+  check(cudaMemsetAsync(rows + begin * width, 0, (end - begin) * width * sizeof(double), as_stream(stream_)), "cudaMemsetAsync");
 }
 
 double* DeviceRowPacker::widen(const float* rows, std::size_t n) {
   double* wide = grow(wide_, wide_capacity_, n);
   if (n) {
-    convert<<<blocks_for(n), 256>>>(rows, n, wide);
+    convert<<<blocks_for(n), 256, 0, as_stream(stream_)>>>(rows, n, wide);
     check(cudaGetLastError(), "widen");
   }
   return wide;
@@ -137,14 +161,16 @@ double* DeviceRowPacker::widen(const float* rows, std::size_t n) {
 
 void DeviceRowPacker::narrow(float* rows, std::size_t n) {
   if (!n) return;
-  convert<<<blocks_for(n), 256>>>(wide_, n, rows);
+  convert<<<blocks_for(n), 256, 0, as_stream(stream_)>>>(wide_, n, rows);
   check(cudaGetLastError(), "narrow");
 }
 
-void DeviceRowPacker::synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+void DeviceRowPacker::synchronize() { check(cudaStreamSynchronize(as_stream(stream_)), "cudaStreamSynchronize"); }
 
 void DeviceRowPacker::copy(void* to, const void* from, std::size_t bytes) {
-  if (bytes) check(cudaMemcpy(to, from, bytes, cudaMemcpyDefault), "cudaMemcpy");
+  if (!bytes) return;
+  check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, as_stream(stream_)), "cudaMemcpyAsync");
+  synchronize();
 }
 
 }  // namespace distspec

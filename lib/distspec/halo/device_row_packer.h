@@ -4,15 +4,19 @@
 // rows of each exchange and nothing else (DeviceStagingHaloExchange, by contrast, copies the
 // whole block both ways).
 //
-// Host buffers are the communicator's (pageable); lists are uploaded with each call, since a
-// list is one int per row against `width` doubles of payload and changes at every
-// reneighbouring. Every copy and kernel runs on the legacy default stream, in order with the
-// models' kernels.
+// Host buffers are the communicator's (pageable). A send list is uploaded once per neighbour-list
+// build (keep_lists_for): LAMMPS keeps each swap's list, at the same address, until it
+// reneighbours, and an upload from pageable memory waits for the stream. Every copy and kernel
+// runs on the model's stream (set_stream), in order with its kernels: a swap of a rank with itself
+// then needs no host wait, and only the rows the host reads or sends wait for the stream.
 //
 // Built only with DISTSPEC_ENABLE_CUDA (a CUDA source of distspec_core).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
 
 namespace distspec {
 
@@ -44,16 +48,23 @@ class DeviceRowPacker {
   double* widen(const float* rows, std::size_t n);
   void narrow(float* rows, std::size_t n);
 
-  // Waits for the device's queued work.
-  static void synchronize();
-  // `bytes` from `from` to `to`, each host or device memory.
-  static void copy(void* to, const void* from, std::size_t bytes);
+  // The stream of the model's work (a cudaStream_t; nullptr: the legacy default stream).
+  void set_stream(void* stream) { stream_ = stream; }
+  // The send lists uploaded so far hold while `list_generation` (the neighbour-list build the
+  // host's lists come from) does; another generation drops them.
+  void keep_lists_for(std::uint64_t list_generation);
+  // Waits for the work queued on the stream.
+  void synchronize();
+  // `bytes` from `from` to `to`, each host or device memory, in stream order; returns when done.
+  void copy(void* to, const void* from, std::size_t bytes);
 
  private:
   template <class T> T* grow(T*& data, std::size_t& capacity, std::size_t n);
-  const int* upload(const int* list, int n);  // the host list in list_
-  int* list_ = nullptr;
-  std::size_t list_capacity_ = 0;
+  const int* upload(const int* list, int n);  // the host list on the device, uploaded once per generation
+  void drop_lists();
+  void* stream_ = nullptr;
+  std::map<std::pair<const int*, int>, int*> lists_;  // host list (address, length) -> its device copy
+  std::uint64_t lists_generation_ = 0;
   double* message_ = nullptr;
   std::size_t message_capacity_ = 0;
   double* wide_ = nullptr;

@@ -32,8 +32,16 @@ class HaloExchange {
   virtual bool accepts_device_rows() const { return false; }
 
   // Waits for work still queued on the rows (a device model's kernels run asynchronously), so
-  // that the time of the exchange that follows is the exchange's own. Host exchanges have none.
+  // that the time of the exchange that follows is the exchange's own. Host exchanges have none;
+  // an exchange whose device work is queued behind the model's (set_stream) need not wait.
   virtual void wait_for_device() {}
+
+  // The CUDA stream (a cudaStream_t; nullptr: the legacy default stream) on which a device model
+  // queues the work that writes the rows before an exchange and reads them after it. An exchange
+  // that queues its own device work on that stream stays in order with the model without a host
+  // wait; one that runs elsewhere orders itself after it (an event) and the model after itself.
+  // Host exchanges ignore it.
+  virtual void set_stream(void* stream) { (void)stream; }
 
   std::size_t n_rows() const { return n_owned() + n_halo(); }
 };

@@ -47,6 +47,13 @@ GraphTensors wrap_graph(const AtomGraph& graph, c10::Device where) {
   return t;
 }
 
+at::Tensor wrap_positions(const AtomGraph& graph, c10::Device where) {
+  const auto n = static_cast<int64_t>(graph.n_rows());
+  const auto f64 = at::dtype(at::kDouble).device(where);
+  if (!graph.positions || n == 0) return at::empty({n, 3}, f64);
+  return at::from_blob(const_cast<double*>(graph.positions), {n, 3}, f64);
+}
+
 GraphTensors GraphTensors::to(c10::Device device) const {
   return {positions.to(device), species.to(device), receivers.to(device), offsets.to(device), senders.to(device)};
 }

@@ -26,6 +26,9 @@ struct GraphTensors {
   GraphTensors to(c10::Device device) const;
 };
 GraphTensors wrap_graph(const AtomGraph& graph, c10::Device where);
+// The positions alone, [N,3] fp64 on `where` (no copy, and no read of the edge count: what a call
+// needs between neighbour-list builds).
+at::Tensor wrap_positions(const AtomGraph& graph, c10::Device where);
 
 // The CSR edges j -> i expanded to one (sender, receiver) pair per edge, int64, both of length
 // offsets[R], in the graph's order.

@@ -59,11 +59,6 @@ struct ActiveAccess {
   static void record(std::exception_ptr e) {
     if (ActiveDispatcher* active = g_active.load(); active && !active->kernel_error_) active->kernel_error_ = e;
   }
-  // True at the first call in the active scope, false after it (and with no scope).
-  static bool first_device_scalar_read() {
-    ActiveDispatcher* active = g_active.load();
-    return active && !std::exchange(active->device_scalar_read_, true);
-  }
   static void record(const HaloCall& call) {
     if (ActiveDispatcher* active = g_active.load(); active && active->calls_) active->calls_->push_back(call);
   }
@@ -90,7 +85,9 @@ auto guarded(F&& body) -> decltype(body()) {
 
 // The routing tensors say how nvalchemi's rows [owned | ghosts | pad | dead] are filled; under a
 // host whose exchange follows its own pattern they must describe the same rows (doc/torch_models.md:
-// send_index [0], recv_dest [n_halo], recv_real [n_halo], n_owned a 0-dim scalar).
+// send_index [0], recv_dest [n_halo], recv_real [n_halo], n_owned a 0-dim scalar). The shapes
+// alone fix the owned count (rows - n_halo); a device n_owned is not read, since reading it would
+// wait for every kernel queued before it.
 void check_routing(const std::string& op, const HaloExchange& halo, const at::Tensor& rows, const char* rows_name,
                    const at::Tensor& send_index, const at::Tensor& recv_dest, const at::Tensor& recv_real,
                    const at::Tensor& n_owned) {
@@ -107,9 +104,7 @@ void check_routing(const std::string& op, const HaloExchange& halo, const at::Te
   if (n_owned.numel() != 1 || !at::isIntegralType(n_owned.scalar_type(), false))
     fail(op, "n_owned must be one integer, found " + std::string(c10::toString(n_owned.scalar_type())) + " of shape " +
                  shape_of(n_owned));
-  // Reading a device scalar waits for every kernel queued before it: check a device n_owned
-  // once per model call, not at each of the graph's exchanges.
-  if (n_owned.device().is_cpu() || ActiveAccess::first_device_scalar_read())
+  if (n_owned.device().is_cpu())
     if (const int64_t given = n_owned.item<int64_t>(); given != static_cast<int64_t>(halo.n_owned()))
       fail(op, "n_owned is " + std::to_string(given) + ", but " + step, "pass the graph's n_owned input through");
   if (send_index.dim() != 1)
@@ -121,14 +116,15 @@ void check_routing(const std::string& op, const HaloExchange& halo, const at::Te
 }
 
 // A contiguous copy of `in` viewed as rows x width, exchanged by `exchange` and returned on in's
-// device. Device tensors stay on the device where the exchange takes device rows, and are
-// staged through the host where it does not.
+// device: the op's fresh output (the schema promises one), made by one copy. Device tensors stay
+// on the device where the exchange takes device rows, and are staged through the host where it
+// does not.
 template <class Exchanger>
-at::Tensor exchanged_copy(const at::Tensor& in, const HaloExchange& halo, Exchanger&& exchange) {
+at::Tensor exchanged_copy(const at::Tensor& in, HaloExchange& halo, Exchanger&& exchange) {
   const bool stays = in.device().is_cpu() || halo.accepts_device_rows();
   at::Tensor rows = stays ? in.clone(at::MemoryFormat::Contiguous) : in.to(at::kCPU).contiguous();
-  // The exchange's kernels read the rows next, on a stream of the host's.
-  wait_for_torch(rows.device());
+  // The exchange queues its device work behind the copy (and the graph's kernels before it).
+  if (rows.device().is_cuda()) halo.set_stream(current_stream(rows.device()));
   int64_t width = 1;
   for (int64_t d = 1; d < rows.dim(); ++d) width *= rows.size(d);
   const auto n = static_cast<std::size_t>(rows.size(0));
@@ -184,7 +180,24 @@ void check_reduce_args(const std::string& op, const at::Tensor& local_vals, cons
   if (n_systems < 0) fail(op, "n_systems is " + std::to_string(n_systems));
 }
 
-// (n_systems, *F) of fp64 sums over ranks of the owned rows of each system.
+// system_index's entries for the first `rows` rows, as int64 on its device; checked against
+// [0, n_systems) where it is host memory (on one GPU rank a check would wait for the graph's
+// kernels; the graph made the index itself).
+at::Tensor system_rows(const std::string& op, const at::Tensor& system_index, int64_t rows, int64_t n_systems) {
+  const at::Tensor index = system_index.slice(0, 0, rows).to(at::kLong);
+  if (index.device().is_cpu() && rows > 0) {
+    const int64_t* s = index.contiguous().data_ptr<int64_t>();
+    for (int64_t i = 0; i < rows; ++i)
+      if (s[i] < 0 || s[i] >= n_systems)
+        fail(op, "system_index[" + std::to_string(i) + "] = " + std::to_string(s[i]) + " is not in [0, " +
+                     std::to_string(n_systems) + ")");
+  }
+  return index;
+}
+
+// (n_systems, *F) of fp64 sums over ranks of the owned rows of each system. On one rank there is
+// nothing to sum over ranks: the sums stay on the rows' device (no download, no wait for the
+// graph); on more they meet in host memory, where the exchange all-reduces them.
 template <int NS>
 at::Tensor per_system_reduce_kernel(const at::Tensor& local_vals, const at::Tensor& system_index, int64_t n_systems) {
   return guarded([&] {
@@ -196,19 +209,13 @@ at::Tensor per_system_reduce_kernel(const at::Tensor& local_vals, const at::Tens
     shape[0] = n_systems;
     int64_t width = 1;
     for (std::size_t d = 1; d < shape.size(); ++d) width *= shape[d];
-    const at::Tensor vals = local_vals.to(at::kCPU, at::kDouble).contiguous().reshape({local_vals.size(0), width});
-    const at::Tensor index = system_index.to(at::kCPU, at::kLong).contiguous();
-    at::Tensor acc = at::zeros({n_systems, width}, at::dtype(at::kDouble));
-    const double* v = vals.data_ptr<double>();
-    const int64_t* s = index.data_ptr<int64_t>();
-    double* a = acc.data_ptr<double>();
-    for (int64_t i = 0; i < rows; ++i) {
-      if (s[i] < 0 || s[i] >= n_systems)
-        fail(op, "system_index[" + std::to_string(i) + "] = " + std::to_string(s[i]) + " is not in [0, " +
-                     std::to_string(n_systems) + ")");
-      for (int64_t c = 0; c < width; ++c) a[s[i] * width + c] += v[i * width + c];
-    }
-    dispatch.all_reduce_sum(a, static_cast<std::size_t>(acc.numel()));
+    const bool one_rank = dispatch.halo().n_ranks() == 1;
+    const at::Device where = one_rank ? local_vals.device() : at::Device(at::kCPU);
+    const at::Tensor index = system_rows(op, system_index.to(where), rows, n_systems);
+    const at::Tensor vals = local_vals.slice(0, 0, rows).to(where, at::kDouble).reshape({rows, width});
+    at::Tensor acc = at::zeros({n_systems, width}, vals.options()).index_add_(0, index, vals);
+    if (!one_rank) dispatch.all_reduce_sum(acc.data_ptr<double>(), static_cast<std::size_t>(acc.numel()));
+    // Recorded on one rank too: a rank without atoms of a run of several makes it (the probe).
     ActiveAccess::record(HaloCall{Exchange::all_reduce, static_cast<int>(acc.numel()), false});
     return acc.reshape(shape).to(local_vals.device(), local_vals.scalar_type());
   });
@@ -216,7 +223,8 @@ at::Tensor per_system_reduce_kernel(const at::Tensor& local_vals, const at::Tens
 
 // The adjoint of per_system_reduce when every rank differentiates its own energy: rank r holds
 // dE_r/d(sum), the owned rows' gradient is the sum over ranks of it, gathered by system; halo
-// rows were never summed and get none. One row per entry of system_index.
+// rows were never summed and get none. One row per entry of system_index. On one rank the sum
+// over ranks is grad_out itself, and the gather stays on its device.
 template <int NS>
 at::Tensor per_system_reduce_adjoint(const at::Tensor& grad_out, const at::Tensor& system_index) {
   return guarded([&] {
@@ -228,17 +236,19 @@ at::Tensor per_system_reduce_adjoint(const at::Tensor& grad_out, const at::Tenso
       fail(op, "system_index must be an integer vector, found " + std::string(c10::toString(system_index.scalar_type())) +
                    " of shape " + shape_of(system_index));
     Dispatcher& dispatch = ActiveAccess::dispatcher(op);
+    const bool one_rank = dispatch.halo().n_ranks() == 1;
+    const at::Device where = one_rank ? grad_out.device() : at::Device(at::kCPU);
     const int64_t n_rows = system_index.size(0);
-    at::Tensor grad = grad_out.to(at::kCPU, at::kDouble).contiguous().clone();
-    dispatch.all_reduce_sum(grad.data_ptr<double>(), static_cast<std::size_t>(grad.numel()));
+    // The all-reduce writes in place, and grad_out is the graph's: a copy of its own then, made
+    // by the one conversion (not a conversion and a clone).
+    at::Tensor grad = grad_out.to(where, at::kDouble, false, !one_rank).contiguous();
+    if (!one_rank) dispatch.all_reduce_sum(grad.data_ptr<double>(), static_cast<std::size_t>(grad.numel()));
     ActiveAccess::record(HaloCall{Exchange::all_reduce, static_cast<int>(grad.numel()), false});
     const int64_t rows = std::min<int64_t>(n_rows, static_cast<int64_t>(dispatch.halo().n_owned()));
     std::vector<int64_t> shape = grad_out.sizes().vec();
     shape[0] = n_rows;
     at::Tensor out = at::zeros(shape, grad.options());
-    const at::Tensor index = system_index.to(at::kCPU, at::kLong).slice(0, 0, rows);
-    if (rows > 0 && (index.min().item<int64_t>() < 0 || index.max().item<int64_t>() >= grad.size(0)))
-      fail(op, "system_index has entries outside [0, " + std::to_string(grad.size(0)) + ")");
+    const at::Tensor index = system_rows(op, system_index.to(where), rows, grad.size(0));
     out.slice(0, 0, rows).copy_(grad.index_select(0, index));
     return out.to(grad_out.device(), grad_out.scalar_type());
   });

@@ -20,8 +20,11 @@
 //       the identity on x
 //
 // Rows are [owned | halo] = LAMMPS' [nlocal | nghost]. The routing tensors are checked against
-// the exchange's rows (sizes, n_owned), never used to route: the exchange follows the host's
-// own communication pattern. Each op has an autograd kernel, so a TorchScript graph can take
+// the exchange's rows (sizes; n_owned where it is host memory: recv_dest has one entry per halo
+// row, so the shapes fix n_owned = rows - n_halo without reading a device scalar), never used to
+// route: the exchange follows the host's own communication pattern. On the GPU an exchange queues
+// its kernels on torch's current stream, behind the graph's: on one rank a call waits for the
+// host nowhere. Each op has an autograd kernel, so a TorchScript graph can take
 // forces in C++: halo_forward_static's adjoint is halo_forward_static_backward (and back),
 // the scatter-correction is its own adjoint, per_system_reduce's is per_system_reduce_backward
 // (and back): an all-reduce of the gradient, then a gather by system (each rank differentiates
@@ -82,7 +85,6 @@ class ActiveDispatcher {
   ActiveDispatcher* previous_;
   std::exception_ptr kernel_error_;
   std::vector<HaloCall>* calls_ = nullptr;
-  bool device_scalar_read_ = false;  // a device n_owned was checked in this scope
 };
 
 }  // namespace distspec::models::torch_kind

@@ -6,6 +6,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include <ATen/ATen.h>
@@ -15,6 +16,11 @@
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
 #include <torch/version.h>
+
+#ifdef DISTSPEC_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
 
 #include "distspec/error.h"
 #include "distspec/halo/indexed_halo_exchange.h"
@@ -53,6 +59,13 @@ struct Params {
   std::string torch_version;
   const Accelerator* accelerator = nullptr;  // the kernels the exporter built the model with
 };
+
+// 4.5, 1e-10: as a person writes them.
+std::string number(double v) {
+  std::ostringstream text;
+  text << v;
+  return text.str();
+}
 
 std::string ends(const std::string& text, std::size_t n) { return text.size() >= n ? text.substr(text.size() - n) : ""; }
 
@@ -232,6 +245,13 @@ class TorchModel final : public Model {
     // would run a graph with another cutoff, precision or element order than the file says.
     check_graph_provenance(file, {params_.graph, graph_metadata_, params_.precision, params_.layers, params_.comm_width},
                            info_.warnings);
+    if (file.edges == "skin") require_blind_beyond_cutoff();
+    skin_edges_ = file.edges == "skin";
+    if (file.cuda_graph && device_ != Device::cuda)
+      throw Error(model_error_id::value, "", "cuda_graph yes: graph " + params_.graph + " runs on the cpu here, and a CUDA "
+                      "graph captures GPU work", "run with device cuda (or distspec/kk on a GPU), or leave cuda_graph no",
+                  model_path_);
+    cuda_graph_ = file.cuda_graph;
     probe();
   }
 
@@ -261,7 +281,11 @@ class TorchModel final : public Model {
       active.record(recording_ ? &probe_calls_ : nullptr);
       const std::int64_t failed_before = failed_allocations(torch_device(device_));
       try {
-        std::tie(energies, forces, virials) = run(inputs, n_owned);
+        // One rank only: on more, LAMMPS' comm moves rows through the host, which no capture holds.
+        if (cuda_graph_ && !recording_ && graph.topology_generation != 0 && dispatch.halo().n_ranks() == 1)
+          std::tie(energies, forces, virials) = run_captured(inputs, graph.topology_generation, n_owned);
+        else
+          std::tie(energies, forces, virials) = run(inputs, n_owned);
       } catch (const std::exception& e) {
         if (out_of_memory(e.what()) || failed_allocations(torch_device(device_)) > failed_before)
           throw Error(model_error_id::value, "", out_of_memory_message(params_.graph, graph.n_rows(), n_edges_),
@@ -272,8 +296,8 @@ class TorchModel final : public Model {
     check_outputs(energies, forces, virials, n_rows);
     if (recording_) atomic_virials_ = virials.defined() && virials.size(0) == n_rows;
     write_outputs(graph, energies, forces, virials, request, out);
-    // Its tensors wrap the host's arrays, which may be reallocated before the next call.
-    rows_ = GraphTensors{};
+    // It may wrap the host's array, which may be reallocated before the next call.
+    positions_ = at::Tensor();
   }
 
  private:
@@ -435,6 +459,61 @@ class TorchModel final : public Model {
     recording_ = false;
   }
 
+  // `edges skin` hands the graph pairs up to cutoff + skin apart, which is right only for a graph
+  // whose energy ignores pairs beyond its cutoff (an envelope that is zero there, or a mask).
+  // Checked at load on a small graph of its own: its energies and forces with and without pairs
+  // 1.02 and 1.3 cutoffs apart must agree. SevenNet's polynomial envelope, which is not zero past
+  // its cutoff, fails it.
+  void require_blind_beyond_cutoff() {
+    const double rc = info_.cutoff;
+    // The probe's rows, and two images of owned row 0 beyond the cutoff (halo rows 5 and 6).
+    const std::vector<double> x{0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 2.0,
+                                0.0, 0.0, -1.02 * rc, 0.0, 0.0, -1.3 * rc};
+    const at::Device device = torch_device(device_);
+    const at::Tensor positions = at::tensor(x, at::dtype(at::kDouble)).reshape({7, 3});
+    std::vector<int64_t> senders, receivers;
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j)
+        if (j != i && (positions[j] - positions[i]).norm().item<double>() < rc) senders.push_back(j), receivers.push_back(i);
+    DistributionSpec spec;
+    spec.policy = StoragePolicy("halo");
+    Dispatcher dispatch(spec, device_, {}, 1, HaloStrategy::per_layer, OpRegistry{});
+    IndexedHaloExchange halo(3, {0, 1, 0, 0});
+    dispatch.attach(halo);
+    const auto longs = at::dtype(at::kLong).device(device);
+    // (owned energies, forces) of the graph on these edges, fp64 on the cpu.
+    auto outputs = [&]() {
+      std::vector<at::Tensor> inputs{positions.to(device, params_.dtype), at::zeros({7}, longs),
+                                     at::stack({at::tensor(senders, at::kLong), at::tensor(receivers, at::kLong)}).to(device),
+                                     at::scalar_tensor(int64_t(3), longs), at::empty({0}, longs), at::arange(3, 7, longs),
+                                     at::ones({4}, at::dtype(at::kBool).device(device))};
+      ActiveDispatcher active(dispatch);
+      try {
+        auto [energies, forces, virials] = run(inputs, 3);
+        return std::pair{energies.slice(0, 0, 3).to(at::kCPU, at::kDouble), forces.to(at::kCPU, at::kDouble)};
+      } catch (const std::exception&) {
+        throw graph_error(std::current_exception(), active);
+      }
+    };
+    const auto [e_within, f_within] = outputs();
+    for (const int64_t far : {5, 6})
+      for (const int64_t i : {0, 1}) senders.push_back(far), receivers.push_back(i);
+    const auto [e_skin, f_skin] = outputs();
+    const double scale = std::max({1.0, e_within.abs().max().item<double>(), f_within.abs().max().item<double>()});
+    const double change = std::max((e_skin - e_within).abs().max().item<double>(),
+                                   (f_skin - f_within).abs().max().item<double>()) / scale;
+    // fp64: the same sums with exact zeros added, in another grouping; fp32: its rounding.
+    const double tolerance = params_.dtype == at::kDouble ? 1e-10 : 1e-5;
+    if (!(change <= tolerance))
+      throw Error(model_error_id::value, "", "edges skin: graph " + params_.graph + " is not blind to pairs beyond its cutoff " +
+                      number(rc) + ": pairs 1.02 and 1.3 cutoffs apart changed its energies or forces by " +
+                      number(change) + " (relative; at most " + number(tolerance) +
+                      " for a graph that ignores them), so it must get exactly the pairs within its cutoff",
+                  "use edges cutoff (the default), or export the model with an envelope that is zero beyond its "
+                  "cutoff (doc/torch_models.md, \"Edges between neighbour-list builds\")",
+                  model_path_);
+  }
+
   Error load_error(const std::string& what, const std::exception& e, const std::regex& missing_op) const {
     std::smatch m;
     const std::string text = e.what();
@@ -483,29 +562,55 @@ class TorchModel final : public Model {
   }
 
   // The contract's inputs on the model's device, over the graph's own arrays where they are
-  // already there (distspec/kk on a GPU: nothing crosses PCIe); edges beyond the cutoff (the
-  // neighbour list's skin) are left out, on the device, so the graph sees the pairs it was
-  // trained on.
+  // already there (distspec/kk on a GPU: nothing crosses PCIe). What depends on the topology
+  // alone is made at a neighbour-list build and kept until the next (refresh_topology). Edges:
+  // under `edges cutoff` those beyond the cutoff (the neighbour list's skin) are left out, on the
+  // device, so the graph sees the pairs it was trained on; under `edges skin` the build's pairs
+  // go in as they are.
   std::vector<at::Tensor> make_inputs(const AtomGraph& graph) {
+    const at::Device device = torch_device(device_);
+    const c10::Device where = graph_device(graph, device_);
+    refresh_topology(graph, where, device);
+    positions_ = wrap_positions(graph, where).to(device);
+    at::Tensor edge_index = topology_.edge_index;
+    if (!skin_edges_) {
+      // The one read of a call: how many pairs are within the cutoff. It waits for the position
+      // upload and this filter only (the graph is not queued yet).
+      const EdgePairs pairs = topology_.pairs.where(within_cutoff(positions_, topology_.pairs, info_.cutoff));
+      edge_index = at::stack({pairs.senders, pairs.receivers});
+    }
+    n_edges_ = static_cast<std::size_t>(edge_index.size(1));
+    // An fp64 graph on the rows' device reads the positions in place.
+    return {positions_.to(params_.dtype), topology_.species, edge_index,    topology_.n_owned,
+            topology_.send_index,         topology_.recv_dest, topology_.recv_real};
+  }
+
+  // What a call derives from the rows' topology (AtomGraph::topology_generation): made again when
+  // the host names another topology, or at every call where it names none (0).
+  void refresh_topology(const AtomGraph& graph, c10::Device where, c10::Device device) {
     const auto n_rows = static_cast<int64_t>(graph.n_rows());
     const auto n_owned = static_cast<int64_t>(graph.n_owned);
-    const at::Device device = torch_device(device_);
-    rows_ = wrap_graph(graph, graph_device(graph, device_)).to(device);
+    if (graph.topology_generation != 0 && graph.topology_generation == topology_.generation &&
+        n_rows == topology_.n_rows && n_owned == topology_.n_owned_rows)
+      return;
+    Topology t;
+    t.generation = graph.topology_generation;
+    t.n_rows = n_rows;
+    t.n_owned_rows = n_owned;
+    // Reads the edge count (offsets' last entry), once per build.
+    const GraphTensors rows = wrap_graph(graph, where).to(device);
     // Rows of atoms that are not this model's (NULL types of a hybrid style) get species 0: they
-    // have no edges, and their energy is not counted (write_outputs).
-    const at::Tensor species = rows_.species.clamp_min(0).to(at::kLong);
-    EdgePairs pairs = expand_edges(rows_);
-    pairs = pairs.where(within_cutoff(rows_.positions, pairs, info_.cutoff));
-    n_edges_ = static_cast<std::size_t>(pairs.size());
+    // have no edges, and their energy is not counted (counted).
+    t.species = rows.species.clamp_min(0).to(at::kLong);
+    t.pairs = expand_edges(rows);
+    if (skin_edges_) t.edge_index = at::stack({t.pairs.senders, t.pairs.receivers});
     const auto longs = at::dtype(at::kLong).device(device);
-    // An fp64 graph on the rows' device reads the positions in place.
-    return {rows_.positions.to(params_.dtype),
-            species,
-            at::stack({pairs.senders, pairs.receivers}),
-            at::scalar_tensor(n_owned, longs),
-            at::empty({0}, longs),
-            at::arange(n_owned, n_rows, longs),
-            at::ones({n_rows - n_owned}, at::dtype(at::kBool).device(device))};
+    t.n_owned = at::scalar_tensor(n_owned, longs);
+    t.send_index = at::empty({0}, longs);
+    t.recv_dest = at::arange(n_owned, n_rows, longs);
+    t.recv_real = at::ones({n_rows - n_owned}, at::dtype(at::kBool).device(device));
+    t.counted = (at::arange(n_rows, longs) < n_owned).logical_and(rows.species >= 0);
+    topology_ = std::move(t);
   }
 
   // (atomic_energies, forces, atomic_virials) from the graph; the last undefined where the graph
@@ -537,6 +642,49 @@ class TorchModel final : public Model {
       grad = torch::autograd::grad({owned_energy}, {positions}, {}, false, false, true)[0];
     at::Tensor forces = grad.defined() ? -grad : at::zeros_like(positions);
     return {energies.detach(), forces.detach(), at::Tensor()};
+  }
+
+  // `cuda_graph yes`: the step captured in a CUDA graph once per neighbour-list build and replayed
+  // until the next, so that its hundreds of kernels cost one launch. The build's first call runs
+  // eagerly (its results are that step's; it also makes the one-rank exchange's index map, which
+  // the capture records), then the same call is captured on a side stream (capture needs one
+  // other than the default); later calls copy their positions into the capture's own buffer and
+  // replay. Every other input is the build's (topology_), so the shapes hold: edges skin.
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> run_captured(std::vector<at::Tensor>& inputs, std::uint64_t generation,
+                                                              int64_t n_owned) {
+#ifdef DISTSPEC_WITH_CUDA
+    if (captured_.graph && captured_.generation == generation) {
+      captured_.inputs[0].copy_(inputs[0]);
+      captured_.graph->replay();
+      return {captured_.energies, captured_.forces, captured_.virials};
+    }
+    captured_ = Captured{};  // the previous build's graph and its memory pool go first
+    auto eager = run(inputs, n_owned);
+    Captured c;
+    c.generation = generation;
+    c.inputs = inputs;
+    c.inputs[0] = inputs[0].clone();  // the positions may be the host's rows (a Kokkos view)
+    c.graph = std::make_unique<at::cuda::CUDAGraph>();
+    {
+      const c10::cuda::CUDAStreamGuard side(c10::cuda::getStreamFromPool(false, torch_device(device_).index()));
+      c.graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+      try {
+        std::tie(c.energies, c.forces, c.virials) = run(c.inputs, n_owned);
+      } catch (...) {
+        try {
+          c.graph->capture_end();
+        } catch (...) {
+        }
+        throw;
+      }
+      c.graph->capture_end();
+    }
+    captured_ = std::move(c);
+    return eager;
+#else
+    (void)generation;
+    return run(inputs, n_owned);
+#endif
   }
 
   Error contract_error(const std::string& what) const {
@@ -587,16 +735,12 @@ class TorchModel final : public Model {
   // -sum over all rows of r (x) dE/dr = sum of r (x) f, halo rows at their image positions.
   void write_outputs(const AtomGraph& graph, const at::Tensor& energies, const at::Tensor& forces,
                      const at::Tensor& virials, const OutputRequest& request, ModelOutputs& out) {
-    const at::Device where = rows_.positions.device();  // the model's
-    const auto n = static_cast<int64_t>(graph.n_rows());
-    const at::Tensor counted = (at::arange(n, at::dtype(at::kLong).device(where)) < static_cast<int64_t>(graph.n_owned))
-                                   .logical_and(rows_.species >= 0);
     RowResults results;
-    results.energy_rows = at::where(counted, energies.to(at::kDouble), 0.0).contiguous();
+    results.energy_rows = at::where(topology_.counted, energies.to(at::kDouble), 0.0).contiguous();
     results.forces = forces.to(at::kDouble).contiguous();
     if (request.virial || request.virial_rows)
       results.virial_rows = atomic_virials_ ? virials.to(at::kDouble).contiguous()
-                                            : virial_rows_of(rows_.positions, results.forces);
+                                            : virial_rows_of(positions_, results.forces);
     deliver(std::move(results), graph.n_rows(), request, out, kept_);
   }
 
@@ -614,8 +758,31 @@ class TorchModel final : public Model {
   bool atomic_virials_ = false;  // the graph returns atomic_virials [N,6] (seen by the probe)
   std::vector<HaloCall> probe_calls_;  // the collectives of one call, in order
   bool recording_ = false;
-  GraphTensors rows_;      // this call's graph on the model's device (over the host's arrays where they are there)
-  std::size_t n_edges_ = 0;  // this call's pairs within the cutoff
+  // What a call derives from the topology, on the model's device (refresh_topology).
+  struct Topology {
+    std::uint64_t generation = 0;  // AtomGraph::topology_generation; 0: made for one call
+    int64_t n_rows = -1, n_owned_rows = -1;
+    EdgePairs pairs;       // the neighbour list's pairs, skin included
+    at::Tensor edge_index;  // [2,E] of them, under `edges skin`
+    at::Tensor species, n_owned, send_index, recv_dest, recv_real;  // the contract's inputs
+    at::Tensor counted;    // [N] bool: owned rows of this model's atoms, whose energy counts
+  };
+  Topology topology_;
+  bool skin_edges_ = false;  // `edges skin`: the graph gets the build's pairs (checked blind beyond its cutoff)
+  bool cuda_graph_ = false;  // `cuda_graph yes` (run_captured)
+#ifdef DISTSPEC_WITH_CUDA
+  // The step captured at a build (run_captured): its graph, its own input rows (the positions
+  // buffer replays read) and the outputs replays write.
+  struct Captured {
+    std::uint64_t generation = 0;
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+    std::vector<at::Tensor> inputs;
+    at::Tensor energies, forces, virials;
+  };
+  Captured captured_;
+#endif
+  at::Tensor positions_;     // this call's [N,3] fp64 on the model's device (over the host's rows where they are there)
+  std::size_t n_edges_ = 0;  // this call's pairs
   RowResults kept_;        // rows left on the device for the host (OutputRequest::rows_on_device)
 };
 

@@ -28,15 +28,15 @@ inline c10::Device torch_device(Device device) {
   return c10::Device(device == Device::cuda ? c10::kCUDA : c10::kCPU);
 }
 
-// Waits for the work torch queued on `device` (its current stream) before another runtime reads
-// what it wrote: the host's Kokkos kernels need not share torch's stream (Kokkos 4 gives its
-// default instance a stream of its own, whose fences do not cover torch's).
-inline void wait_for_torch(c10::Device device) {
+// The stream torch queues its work for `device` on (a cudaStream_t), on which an exchange queues
+// its own work behind the graph's instead of waiting for it on the host; nullptr on the cpu.
+inline void* current_stream(c10::Device device) {
 #ifdef DISTSPEC_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::getCurrentCUDAStream(device.index()).synchronize();
+  if (device.is_cuda()) return c10::cuda::getCurrentCUDAStream(device.index()).stream();
 #else
   (void)device;
 #endif
+  return nullptr;
 }
 
 // The first line of a torch error names the failure; frames and C++ traces follow it.
