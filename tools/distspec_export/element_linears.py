@@ -250,9 +250,11 @@ def sevennet_sites(model: torch.nn.Module, type_index: Sequence[int]) -> list[Si
     `self_connection_type: nequip` model; SevenNet-0's self-connections are linears of the features
     alone, SelfConnectionLinearIntro, with nothing to fold)."""
     modules = list(model._modules.items())
-    onehots = [(k, m) for k, (_, m) in enumerate(modules) if _named(m, "OnehotEmbedding")]
+    # The element's one-hot is of the atom types in `x` (a multi-fidelity model has another, of its modal).
+    onehots = [(k, m) for k, (_, m) in enumerate(modules) if _named(m, "OnehotEmbedding") and m.key_x == "x"]
     if len(onehots) != 1:
-        return [Site("model", model, "", "", why_kept=f"{len(onehots)} OnehotEmbedding modules, expected 1")]
+        return [Site("model", model, "", "", why_kept=f"{len(onehots)} OnehotEmbedding modules of the types in x, "
+                                                       "expected 1")]
     at, onehot = onehots[0]
     p = _param_of(model)
     rows = _one_hot_rows(onehot.num_classes, type_index, p.dtype, p.device)
