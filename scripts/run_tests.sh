@@ -16,6 +16,12 @@
 # scripts/test_summary.py prints the tests run, the comparisons made, and each skipped test with
 # its reason, and fails the run on a skip whose reason unittest/allowed_skips.txt does not allow
 # on this kind of machine (DISTSPEC_MACHINE_KIND: cpu or gpu, detected by default).
+#
+# ctest runs DISTSPEC_TEST_JOBS tests at once (default: the machine's cores). An MPI test asks
+# for as many slots as it has ranks (its PROCESSORS property), so a 4-rank test runs alone on 2
+# cores while single-process tests (the Python, unit and 1-rank tests) share them; every test
+# writes only to files named by its own process (test_cases.cpp), so concurrent tests never
+# share a file.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -42,6 +48,7 @@ stage "fuzz smoke runs of the spec and model-file readers"
 ./scripts/fuzz.sh "${DISTSPEC_FUZZ_SECONDS:-30}" spec model
 
 status=0
+jobs=${DISTSPEC_TEST_JOBS:-$(nproc)}
 # The plugin and integration tests under ASan + UBSan (LAMMPS 2025): about 10 minutes to build
 # cold and 6 to run on 2 cores (the integration suite on 2 ranks, the fault matrix on 1, 2, 4). DISTSPEC_SANITIZE_INTEGRATION=0 skips it.
 # shellcheck source=/dev/null
@@ -63,7 +70,7 @@ for dir in "${builds[@]}"; do
   stage "ctest: $(basename "$dir")${select[*]:+ (${select[*]})}"
   first=0
   # The JUnit report keeps each test's whole output, whose DISTSPEC-SKIP lines test_summary.py reads.
-  ctest --test-dir "$dir" --output-on-failure --timeout 1200 "${select[@]}" --output-junit "$dir/Testing/junit.xml" \
+  ctest --test-dir "$dir" --output-on-failure --timeout 1200 -j "$jobs" "${select[@]}" --output-junit "$dir/Testing/junit.xml" \
     --test-output-size-passed 100000000 --test-output-size-failed 100000000 || status=1
   summarise "ctest: $(basename "$dir")" "$dir/Testing/junit.xml" || status=1
   # The nvalchemi interop tests' own summaries (specs checked, passed, failed).

@@ -63,7 +63,7 @@ integration)
   export GTEST_FILTER=${GTEST_FILTER:--*/nve_mpnn_*}
   cd "$build"
   # The whole output in a JUnit report: scripts/test_summary.py reads the skips from it.
-  ctest -L integration --output-on-failure --timeout 1800 --output-junit "$build/Testing/junit.xml" \
+  ctest -L integration --output-on-failure --timeout 1800 -j "${DISTSPEC_TEST_JOBS:-$(nproc)}" --output-junit "$build/Testing/junit.xml" \
     --test-output-size-passed 100000000 --test-output-size-failed 100000000
   ;;
 *)
