@@ -6,9 +6,9 @@ contract's inputs, DISTSPEC's op semantics for one process), on the same periodi
 
 - SevenNet-0 ('7net-0'): its self-connections are linears of the features alone, so only the
   linear embedding of the 89-wide one-hot folds;
-- with --nequip-sc, also SevenNet-0's architecture with `self_connection_type: nequip` (random
-  weights, seeded): each block's self-connection is the tensor product of the features with the
-  89-wide one-hot, which folds into one linear per exported element.
+- with --nequip-sc, also SevenNet-0's architecture with `self_connection_type: nequip` (SevenNet-0's
+  weights, random self-connections, nequip_sc()): each block's self-connection is the tensor product
+  of the features with the 89-wide one-hot, which folds into one linear per exported element.
 
   run.py OUT [--cells 6] [--calls 5] [--threads 1] [--nequip-sc] [--device cpu|cuda] [--reuse]
 
@@ -32,15 +32,21 @@ ELEMENTS = ["Si", "O"]
 
 
 def nequip_sc():
-    """SevenNet-0's configuration with the nequip-style self-connection, random weights."""
+    """SevenNet-0's configuration with the nequip-style self-connection: SevenNet-0's weights where
+    the shapes match (its convolutions' denominators among them, which the configuration leaves at
+    0), random self-connections (seeded)."""
     import torch  # noqa: PLC0415
     from sevenn.model_build import build_E3_equivariant_model  # noqa: PLC0415
     from sevenn.util import load_checkpoint  # noqa: PLC0415
 
-    config = dict(load_checkpoint("7net-0").config)
+    loaded = load_checkpoint("7net-0")
+    config = dict(loaded.config)
     config["self_connection_type"] = "nequip"
     torch.manual_seed(0)
-    return build_E3_equivariant_model(config)
+    model = build_E3_equivariant_model(config)
+    state, own = model.state_dict(), loaded.build_model().state_dict()
+    model.load_state_dict({k: v for k, v in own.items() if k in state and state[k].shape == v.shape}, strict=False)
+    return model
 
 
 def export(build, name: str, out: Path, fold: bool, device: str, reuse: bool) -> tuple[str, dict]:
