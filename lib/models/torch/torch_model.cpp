@@ -670,14 +670,18 @@ class TorchModel final : public Model {
       c.graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
       try {
         std::tie(c.energies, c.forces, c.virials) = run(c.inputs, n_owned);
-      } catch (...) {
+        c.graph->capture_end();
+      } catch (const std::exception& e) {
+        // The stream leaves capture mode whatever happened, so that the error can be reported.
+        const std::string why = first_line(e.what());
         try {
           c.graph->capture_end();
         } catch (...) {
         }
-        throw;
+        throw Error(model_error_id::value, "", "cuda_graph yes: the step of graph " + params_.graph +
+                        " could not be captured in a CUDA graph: " + why,
+                    "run with cuda_graph no (the default), and report the graph with this message", model_path_);
       }
-      c.graph->capture_end();
     }
     captured_ = std::move(c);
     return eager;
