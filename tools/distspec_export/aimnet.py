@@ -15,6 +15,11 @@ model's `max_neighbors` attribute, or 96; a row with more neighbours fails the g
 every halo row carries its image coordinates (no shifts, no cell); one molecule of charge 0. The output is AIMNet2's per-atom energy (its `Output` and
 `AtomicShift` heads), the heads that sum it (`AtomicSum`) left out: the host sums atomic
 energies over ranks. Long-range heads (Coulomb, D3) are refused.
+
+Node updates run on every row: AIMNet2's passes, their MLPs and its charge equilibration run in
+one forward of its own (`forward_prepared`) over rows padded by one for the neighbour matrix;
+cutting them to the owned rows would mean writing that forward again here. The owned rows of the
+per-molecule sums are taken by shape (N - len(recv_dest), tools/distspec_export/rows.py).
 """
 
 from __future__ import annotations
@@ -113,8 +118,10 @@ def _halo_helpers(routing: list) -> Iterator[None]:
         return conv_forward(self, data, torch.cat([fresh, pad]))
 
     def owned_mol_sum(x, data):
-        _, _, _, no = routing[0]
-        owned = torch.arange(x.shape[0], device=x.device) < no
+        # The owned count by shape (rows.py), not by the value of n_owned: x has AIMNet2's
+        # padding row below the rows [owned | halo].
+        _, rd, _, _ = routing[0]
+        owned = torch.arange(x.shape[0], device=x.device) < x.shape[0] - 1 - rd.shape[0]
         masked = x * owned.reshape((-1,) + (1,) * (x.dim() - 1)).to(x.dtype)
         return torch.ops.nvalchemi.per_system_reduce(masked, data["mol_idx"].to(torch.int64),
                                                      data["charge"].shape[0])
