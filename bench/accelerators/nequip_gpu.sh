@@ -13,6 +13,13 @@
 #       `nequip_run.sh bench` for MODELS, then copies the run folder (results.csv, table.md, logs;
 #       not its model files) into $OUT when OUT is set (the device machine's folder of files that
 #       come back).
+#   bench/accelerators/nequip_gpu.sh sevennet
+#       SevenNet-0 through bench/accelerators/run.sh (OpenEquivariance), with SevenNet's own call
+#       beside it (sevenn from scripts/pack_gpu_source.sh --sevenn's bundle); its run folder comes
+#       back in $OUT/sevennet.
+# Where scripts/pack_gpu_torch_run.sh's bundle is carried too (GPU_RUN, default
+# build-gpu-torch-run: LAMMPS, the plugin and OpenMPI built elsewhere against this machine's
+# torch), setup builds only OpenEquivariance here.
 #
 # Each step keeps what it made (build-gpu, build-oeq and build/bench/nequip are paths git ignores,
 # which the machine keeps while it stays warm), so a call that ran out of time is repeated and
@@ -22,6 +29,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 src=$(realpath -m "${GPU_SRC:-$root/build-gpu-src}")
+# LAMMPS, the plugin and OpenMPI built on a machine without a GPU against this machine's torch
+# version (scripts/pack_gpu_torch_run.sh): where carried, nothing is compiled here but
+# OpenEquivariance.
+packed=$(realpath -m "${GPU_RUN:-$root/build-gpu-torch-run}")
 bundle=$(realpath -m "${GPU_NEQUIP:-$root/build-gpu-nequip}")
 oeq=$root/build-oeq
 [ -d "$bundle/site" ] || tar xJf "$bundle/site.tar.xz" -C "$bundle"
@@ -43,8 +54,12 @@ case ${1:-} in
       "$root/scripts/build_openequivariance.sh" "$DISTSPEC_PYTHON" "$oeq" "$bundle"/openequivariance-*.tar.gz >&2
       say "OpenEquivariance built"
     fi
-    "$root/scripts/gpu_build.sh" "$src" "$root/build-gpu" > "$root/build-gpu.log" 2>&1 &
-    build=$!
+    if [ -f "$packed/env.sh" ]; then
+      : > "$root/build-gpu.log"; true & build=$!
+    else
+      "$root/scripts/gpu_build.sh" "$src" "$root/build-gpu" > "$root/build-gpu.log" 2>&1 &
+      build=$!
+    fi
     status=0
     timeout "$(left)" "$root/bench/accelerators/nequip_run.sh" prepare || status=1
     say "prepare finished (status $status); waiting for LAMMPS and the plugin"
@@ -64,8 +79,12 @@ case ${1:-} in
     exit $status ;;
   bench)
     # shellcheck source=/dev/null
-    source "$src/env.sh"  # mpirun and the libraries of the bundle
-    export DISTSPEC_PLUGIN=$root/build-gpu/plugin/libdistspec.so DISTSPEC_LMP=$root/build-gpu/lammps/build/lmp
+    if [ -f "$packed/env.sh" ]; then
+      source "$packed/env.sh"  # mpirun, lmp, the plugin and the libraries of the packed build
+    else
+      source "$src/env.sh"  # mpirun and the libraries of the bundle
+      export DISTSPEC_PLUGIN=$root/build-gpu/plugin/libdistspec.so DISTSPEC_LMP=$root/build-gpu/lammps/build/lmp
+    fi
     status=0
     BENCH_MODELS=${2:-nequip allegro} timeout "$(left)" "$root/bench/accelerators/nequip_run.sh" bench || status=1
     if [ -n "${OUT:-}" ]; then
@@ -74,5 +93,20 @@ case ${1:-} in
       say "copied $BENCH_OUT (without model files) to $OUT"
     fi
     exit $status ;;
-  *) echo "usage: nequip_gpu.sh setup | bench [MODELS]" >&2; exit 2 ;;
+  sevennet)
+    # SevenNet-0 through run.sh (OpenEquivariance), beside SevenNet's own call: sevenn and its
+    # specs from scripts/pack_gpu_source.sh --sevenn's bundle.
+    # shellcheck source=/dev/null
+    source "$packed/env.sh"
+    export PYTHONPATH="$src/site:$PYTHONPATH" DISTSPEC_SPECS=$src/specs
+    out=$root/build/bench/accelerators
+    status=0
+    BENCH_ACCELERATORS=${BENCH_ACCELERATORS:-oeq} BENCH_OWN_CALL=1 BENCH_OUT=$out \
+      timeout "$(left)" "$root/bench/accelerators/run.sh" || status=1
+    if [ -n "${OUT:-}" ]; then
+      mkdir -p "$OUT/sevennet"
+      (cd "$out" && find . -type f ! -name '*.pt2' ! -name '*.pt' -exec cp --parents {} "$OUT/sevennet/" \;)
+    fi
+    exit $status ;;
+  *) echo "usage: nequip_gpu.sh setup | bench [MODELS] | sevennet" >&2; exit 2 ;;
 esac
