@@ -12,7 +12,8 @@ element the export keeps instead of N (SevenNet's and MACE's 89-wide tables).
 
 A module whose only input is the one-hot (an e3nn Linear of it: SevenNet's and MACE's node
 embeddings) computes each row from that row alone, so it is a table of one row per element: its own
-output on each element's one-hot.
+output on each element's one-hot. MACE's symmetric contraction contracts weights [n_types, ...]
+with the one-hot: kept to the exported elements' rows and columns, it drops only products with zeros.
 
 Which modules receive such an operand is a fact of each package's architecture (`SITES`): the pass
 folds only those, after checking that the operand is what the architecture says (the one-hot module
@@ -187,6 +188,39 @@ class FoldedTable(_Folded):
         return out.reshape(*shape, self.table.shape[-1])
 
 
+class FoldedContraction(_Folded):
+    """One output irrep of mace's symmetric contraction (`Contraction(x, y)`, y the element's
+    one-hot): its weights [n_types, ...] are contracted with y, so only the kept elements' rows and
+    y's kept columns enter; the terms dropped are products with zeros."""
+
+    def __init__(self, contraction: torch.nn.Module, rows: torch.Tensor):
+        super().__init__(contraction, rows)
+        if not self.columns.numel():
+            raise ValueError("its operand is not a one-hot")
+        self.correlation = contraction.correlation
+        # mace's contraction graphs (opt_einsum's), shared with the original: einsums of any size.
+        self.graph_opt_main = contraction.graph_opt_main
+        self.contractions_weighting = contraction.contractions_weighting
+        self.contractions_features = contraction.contractions_features
+        for nu in range(1, self.correlation + 1):
+            self.register_buffer(f"u_{nu}", contraction.U_tensors(nu).detach().clone())
+        self.register_buffer("weights_max", contraction.weights_max.detach().index_select(0, self.columns).clone())
+        self.n_weights = len(contraction.weights)
+        for i, w in enumerate(contraction.weights):
+            self.register_buffer(f"weights_{i}", w.detach().index_select(0, self.columns).clone())
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if _ORIGINAL.get():
+            return self.original(x, y)
+        y = y.index_select(-1, self.columns)
+        out = self.graph_opt_main(getattr(self, f"u_{self.correlation}"), self.weights_max, x, y)
+        for i in range(self.n_weights):
+            c = self.contractions_weighting[i](getattr(self, f"u_{self.correlation - i - 1}"),
+                                               getattr(self, f"weights_{i}"), y)
+            out = self.contractions_features[i](c + out, x)
+        return out.reshape(out.shape[0], math.prod(out.shape[1:]))
+
+
 @dataclasses.dataclass
 class Site:
     """A module to fold: `parent.<attr>`, named `name` in the model, and the row of its one-hot
@@ -195,7 +229,8 @@ class Site:
     name: str
     parent: torch.nn.Module
     attr: str
-    kind: str             # "tp": a tensor product (x, operand); "table": a module of the operand alone
+    kind: str             # "tp": a tensor product (x, operand); "table": a module of the operand alone;
+                          # "contraction": mace's symmetric contraction of one irrep (x, operand)
     rows: torch.Tensor | None = None
     why_kept: str = ""
 
@@ -290,8 +325,9 @@ MACE_ATTR_SKIP_BLOCKS = ("RealAgnosticInteractionBlock", "RealAgnosticResidualIn
 
 def mace_sites(model: torch.nn.Module, type_index: Sequence[int]) -> list[Site]:
     """MACE: `node_attrs` is the one-hot of the atomic-number table (the adapter's, mace's
-    data loader's): the node embedding is a linear of it alone, and each interaction's skip_tp
-    (MACE_ATTR_SKIP_BLOCKS) is the tensor product of the features with it."""
+    data loader's): the node embedding is a linear of it alone, each interaction's skip_tp
+    (MACE_ATTR_SKIP_BLOCKS) is the tensor product of the features with it, and each product's
+    symmetric contraction contracts its weights per element with it (unless element-agnostic)."""
     width = len(model.atomic_numbers)
     p = _param_of(model)
     rows = _one_hot_rows(width, type_index, p.dtype, p.device)
@@ -310,6 +346,17 @@ def mace_sites(model: torch.nn.Module, type_index: Sequence[int]) -> list[Site]:
         why = (_tp_why_not(tp, width) if type(block).__name__ in MACE_ATTR_SKIP_BLOCKS else
                f"{type(block).__name__} is not one of mace's blocks known to call skip_tp(features, node_attrs)")
         sites.append(Site(f"interactions.{k}.skip_tp", block, "skip_tp", "tp", rows, why))
+    for k, product in enumerate(getattr(model, "products", [])):
+        symmetric = getattr(product, "symmetric_contractions", None)
+        if symmetric is None or not hasattr(symmetric, "contractions"):
+            continue  # cuequivariance's: not folded
+        why = "its product is element-agnostic (use_agnostic_product)" if getattr(
+            product, "use_agnostic_product", False) else ""
+        for j, contraction in enumerate(symmetric.contractions):
+            if not why and (not _named(contraction, "Contraction") or contraction.weights_max.shape[0] != width):
+                why = f"{type(contraction).__name__} has no weights per element of the {width}-wide table"
+            sites.append(Site(f"products.{k}.symmetric_contractions.contractions.{j}", symmetric.contractions, str(j),
+                              "contraction", rows, why))
     return sites
 
 
@@ -346,8 +393,10 @@ def _self_check(site: Site, folded: torch.nn.Module, original: torch.nn.Module) 
     element = torch.arange(rows.shape[0]).repeat(4)
     operand = rows.index_select(0, element.to(rows.device))
     with torch.no_grad():
-        if site.kind == "tp":
-            x = torch.randn(element.shape[0], original.irreps_in1.dim, generator=gen, dtype=torch.float64)
+        if site.kind != "table":
+            shape = ((original.irreps_in1.dim,) if site.kind == "tp" else
+                     (original.num_features, original.coupling_irreps.dim))
+            x = torch.randn(element.shape[0], *shape, generator=gen, dtype=torch.float64)
             x = x.to(device=rows.device, dtype=rows.dtype)
             want, got = original(x, operand), folded(x, operand)
         else:
@@ -363,6 +412,10 @@ def _macs_per_row(site: Site, module: torch.nn.Module, k: int) -> tuple[int, int
     """Multiply-adds per row before and after the fold."""
     if site.kind == "table":
         return module.irreps_in.dim * module.irreps_out.dim, 0
+    if site.kind == "contraction":
+        # The weights' contraction with the one-hot: one multiply-add per weight and table column.
+        per_type = sum(w[0].numel() for w in [module.weights_max, *module.weights])
+        return per_type * module.weights_max.shape[0], per_type * k
     before = after = 0
     for ins in module.instructions:
         mul_in, mul2, mul_out = ins.path_shape
@@ -391,7 +444,8 @@ def fold(model: torch.nn.Module, kind: str, type_index: Sequence[int] | torch.Te
             continue
         original = getattr(site.parent, site.attr)
         try:
-            folded = (FoldedTensorProduct if site.kind == "tp" else FoldedTable)(original, site.rows)
+            folded = {"tp": FoldedTensorProduct, "table": FoldedTable, "contraction": FoldedContraction}[site.kind](
+                original, site.rows)
             why = _self_check(site, folded, original)
         except Exception as e:  # noqa: BLE001 (a module of a form the fold does not know stays)
             why = f"folding it failed: {type(e).__name__}: {e}"
@@ -402,7 +456,8 @@ def fold(model: torch.nn.Module, kind: str, type_index: Sequence[int] | torch.Te
             continue
         setattr(site.parent, site.attr, folded)
         before, after = _macs_per_row(site, original, len(type_index))
-        record.folded.append({"module": site.name, "as": "per-element weights" if site.kind == "tp" else
-                              "per-element table", "elements": len(type_index),
+        record.folded.append({"module": site.name, "as": {"tp": "per-element weights", "table": "per-element table",
+                                                          "contraction": "per-element contraction"}[site.kind],
+                              "elements": len(type_index),
                               "macs_per_row": [before, after]})
     return model

@@ -10,7 +10,7 @@ For the set's package (--set sevennet | mace | nequip, in its environment):
   the pass. SevenNet: SevenNet-0 (its one-hot embedding) and SevenNet-0's configuration with
   `self_connection_type: nequip` (random weights; each block's tensor product with the 89-wide
   one-hot); MACE: a ScaleShiftMACE of 5 elements exported for 2 (skip_tp of each interaction, the
-  node embedding); NequIP: nequip_model.build() (each block's self-connection with the type
+  node embedding, the symmetric contractions); NequIP: nequip_model.build() (each block's self-connection with the type
   embedding);
 - the traced force graph (the exporter's adapter and make_fx, as export() traces it) has fewer
   FLOPs folded than with folding off (torch's FlopCounterMode on the graph run on the tracing
@@ -75,7 +75,9 @@ def compare_folded(results: Results, label: str, model, kind: str, type_index: l
             if entry["as"] == "per-element table":
                 inputs = (operand,)
             else:
-                x = torch.randn(element.shape[0], original.irreps_in1.dim, generator=gen, dtype=torch.float64)
+                shape = ((original.irreps_in1.dim,) if entry["as"] == "per-element weights" else
+                         (original.num_features, original.coupling_irreps.dim))  # mace's Contraction
+                x = torch.randn(element.shape[0], *shape, generator=gen, dtype=torch.float64)
                 inputs = (x.to(dtype).requires_grad_(True), operand)
             want, got = original(*inputs), module(*inputs)
             deviation = relative(got, want)
