@@ -21,6 +21,7 @@ update on every row): the tests compare the two graphs, their values and their r
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import operator
 import os
 from typing import Iterator
@@ -33,19 +34,19 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 CONTRACT_MESSAGE = ("recv_dest has more entries than positions has rows: calling convention 1 passes "
                     "recv_dest = arange(n_owned, N), and the graph takes n_owned = N - len(recv_dest)")
 
-_every_row = False
+# A context variable, as element_linears.py keeps its switch: no module state outlives the block.
+_EVERY_ROW: contextvars.ContextVar[bool] = contextvars.ContextVar("rows_every_row", default=False)
 
 
 @contextlib.contextmanager
 def every_row() -> Iterator[None]:
     """Inside the block, the exporter's energy functions compute every node update on every row,
     as they did before owned-row work (the reference of the tests)."""
-    global _every_row
-    saved, _every_row = _every_row, True
+    token = _EVERY_ROW.set(True)
     try:
         yield
     finally:
-        _every_row = saved
+        _EVERY_ROW.reset(token)
 
 
 # Set to 1, the exporter traces every node update on every row, as every_row() does: an export
@@ -56,7 +57,7 @@ EVERY_ROW_VARIABLE = "DISTSPEC_EXPORT_EVERY_ROW"
 def owned_only() -> bool:
     """Whether node updates run on the rows that are read (True) or on every row (every_row(),
     or the environment variable EVERY_ROW_VARIABLE set to 1)."""
-    return not _every_row and os.environ.get(EVERY_ROW_VARIABLE, "") != "1"
+    return not _EVERY_ROW.get() and os.environ.get(EVERY_ROW_VARIABLE, "") != "1"
 
 
 def counts(positions: torch.Tensor, recv_dest: torch.Tensor):
