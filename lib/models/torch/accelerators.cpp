@@ -1,6 +1,7 @@
 #include "models/torch/accelerators.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,19 +17,26 @@
 #ifndef DISTSPEC_OPENEQUIVARIANCE_LIBRARY
 #define DISTSPEC_OPENEQUIVARIANCE_LIBRARY ""
 #endif
+#ifndef DISTSPEC_MACE_OPS_LIBRARY
+#define DISTSPEC_MACE_OPS_LIBRARY ""
+#endif
 
 namespace distspec::models::torch_kind {
 namespace {
 
 constexpr Accelerator kAccelerators[] = {
     {"openequivariance", "OpenEquivariance", "libtorch_tp_jit", "DISTSPEC_OPENEQUIVARIANCE_LIBRARY",
-     DISTSPEC_OPENEQUIVARIANCE_LIBRARY,
+     DISTSPEC_OPENEQUIVARIANCE_LIBRARY, "",
      "build its library against this plugin's torch (scripts/build_openequivariance.sh PYTHON DIR), then set "
      "DISTSPEC_OPENEQUIVARIANCE_LIBRARY=DIR/lib/liboeq_stable_cuda_aoti.so or configure the plugin with "
      "-DDISTSPEC_OPENEQUIVARIANCE_LIBRARY=...; or export the model with --accelerate none"},
-    {"cuequivariance", "cuEquivariance", "cuequivariance", "", "",
+    {"cuequivariance", "cuEquivariance", "cuequivariance", "", "", "",
      "cuEquivariance defines its torch ops in Python only, and this plugin has no C++ registration of them: export "
      "the model with --accelerate oeq (SevenNet, MACE) or --accelerate none"},
+    {"mace-kernels", "DISTSPEC's MACE kernels", "distspec_mace", "DISTSPEC_MACE_OPS_LIBRARY", DISTSPEC_MACE_OPS_LIBRARY,
+     "libdistspec_mace_ops.so",
+     "copy libdistspec_mace_ops.so from the plugin's build folder beside the plugin, or set "
+     "DISTSPEC_MACE_OPS_LIBRARY to it (a build with LibTorch makes it); or export the model with --accelerate none"},
 };
 
 std::string namespace_of(const std::string& op) { return op.substr(0, op.find("::")); }
@@ -44,10 +52,25 @@ std::vector<std::string> ops_in_namespace(const char* ns) {
 
 bool torch_has_namespace(const char* ns) { return !ops_in_namespace(ns).empty(); }
 
-// Where the accelerator's library is: the environment wins over the build's path.
+// The folder of the shared object this code is in (the plugin), with a trailing '/'; "" unknown.
+std::string plugin_folder() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&plugin_folder), &info) || !info.dli_fname) return "";
+  const std::string self = info.dli_fname;
+  const auto slash = self.rfind('/');
+  return slash == std::string::npos ? "" : self.substr(0, slash + 1);
+}
+
+// Where the accelerator's library is: the environment wins over a copy beside the plugin (a
+// packed or installed plugin), which wins over the build's path.
 std::string library_path(const Accelerator& a) {
   if (!*a.library_variable) return "";
   if (const char* env = std::getenv(a.library_variable); env && *env) return env;
+  if (*a.beside_plugin) {
+    const std::string folder = plugin_folder();
+    const std::string candidate = folder + a.beside_plugin;
+    if (!folder.empty() && access(candidate.c_str(), R_OK) == 0) return candidate;
+  }
   return a.built_library;
 }
 

@@ -8,7 +8,10 @@
 //                     the plugin loads from $DISTSPEC_OPENEQUIVARIANCE_LIBRARY or the path the
 //                     build was configured with (-DDISTSPEC_OPENEQUIVARIANCE_LIBRARY=...);
 //   cuequivariance    ops cuequivariance::*, which cuEquivariance defines in Python only: no
-//                     library here registers them, so a graph that calls them is refused.
+//                     library here registers them, so a graph that calls them is refused;
+//   mace-kernels      ops distspec_mace::*, DISTSPEC's own MACE kernels (doc/mace_kernels.md),
+//                     registered by libdistspec_mace_ops.so, which this build puts beside the
+//                     plugin; $DISTSPEC_MACE_OPS_LIBRARY names another copy.
 //
 // Loading is process-wide and happens once, as torch's op registry is process-wide.
 #pragma once
@@ -24,6 +27,7 @@ struct Accelerator {
   const char* op_namespace;
   const char* library_variable;  // environment variable (and CMake option) of its library; "" none
   const char* built_library;     // the path the build was configured with ("" none); the environment wins
+  const char* beside_plugin;     // a file name looked for in the plugin's own folder ("" none), before built_library
   const char* how_to_get;   // what a user does to run graphs that call its ops
 };
 
