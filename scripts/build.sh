@@ -15,8 +15,11 @@ source "$here/scripts/ccache_env.sh"
 JOBS=${DISTSPEC_JOBS:-$(nproc)}
 
 # build_against LAMMPS TAG [CMAKE ARGS...]; BUILD_TARGETS (a list) limits what is built.
-# The torch test fixtures (exported models and references: no LAMMPS in them, about 6 minutes
-# to make) are shared by the builds, in build/torch-fixtures.
+# The torch test fixtures (exported models and references: no LAMMPS in them, 10 to 20 minutes
+# of AOTInductor compiles on 2 cores) are shared by the builds and kept in the cache beside
+# LAMMPS ($CACHE/torch-fixtures, or DISTSPEC_TORCH_FIXTURES_DIR): each set is remade only when
+# the sources that make it or the library versions change (make_fixtures.py keys its manifest by
+# them), so a warm machine's fresh clone of an unchanged exporter skips them.
 build_against() {
   local lammps=$1 tag=$2
   local dir="$here/build/lammps-$tag"
@@ -28,7 +31,7 @@ build_against() {
     -DLAMMPS_SOURCE_DIR="$lammps/source" -DLAMMPS_BUILD_DIR="$lammps/build" \
     -DDISTSPEC_PYTHON="${DISTSPEC_PYTHON:-}" -DDISTSPEC_PYTHON_MACE="${DISTSPEC_PYTHON_MACE:-}" \
     -DDISTSPEC_PYTHON_SEVENN="${DISTSPEC_PYTHON_SEVENN:-}" \
-    -DDISTSPEC_TORCH_FIXTURES="$here/build/torch-fixtures" \
+    -DDISTSPEC_TORCH_FIXTURES="${DISTSPEC_TORCH_FIXTURES_DIR:-$CACHE/torch-fixtures}" \
     "$@" > "$dir.configure.log" 2>&1 \
     || { mkdir -p "$(dirname "$dir")"; cat "$dir.configure.log"; exit 1; }
   cmake --build "$dir" -j "$JOBS" "${targets[@]}" 2>&1 | tail -n 3

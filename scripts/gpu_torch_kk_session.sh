@@ -13,7 +13,7 @@
 # With --tests it builds the torch LAMMPS tests too and runs their kk_gpu cases on 1 and 2 ranks
 # (DISTSPEC_GPU_TEST_FILTER narrows them), the TorchScript ones (MACE, NequIP, Allegro, AIMNet2)
 # on the fixtures the bundle carries (pack_gpu_source.sh --torch-fixtures).
-#   here:  scripts/pack_gpu_source.sh --kokkos --sevenn [--torch-fixtures build/torch-fixtures] build-gpu-src
+#   here:  scripts/pack_gpu_source.sh --kokkos --sevenn [--torch-fixtures ~/.cache/distspec/torch-fixtures] build-gpu-src
 #   there: scripts/gpu_torch_kk_session.sh build-gpu-src OUT_DIR [--bench] [--tests]   (carry build-gpu-src)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

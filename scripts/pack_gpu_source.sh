@@ -17,7 +17,7 @@
 #     --torch-fixtures DIR
 #               also the TorchScript fixtures the kk_gpu cases of unittest/torch/cases run (MACE,
 #               NequIP, Allegro, AIMNet2, the toy MPNN), from the test command's fixtures folder DIR
-#               (build/torch-fixtures): their model files, specs, graphs, reference files and data
+#               ($DISTSPEC_CACHE/torch-fixtures): their model files, specs, graphs, reference files and data
 #               files (OUT_DIR/fixtures, about 2 MB). A TorchScript graph's devices follow its
 #               positions and the GPU machine's older LibTorch reads it, so these need no export
 #               there (the machine's torch has none of these models' packages).

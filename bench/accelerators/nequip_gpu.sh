@@ -19,7 +19,8 @@
 #       back in $OUT/sevennet.
 # Where scripts/pack_gpu_torch_run.sh's bundle is carried too (GPU_RUN, default
 # build-gpu-torch-run: LAMMPS, the plugin and OpenMPI built elsewhere against this machine's
-# torch), setup builds only OpenEquivariance here.
+# torch), setup builds only OpenEquivariance here. bench/accelerators/pack_gpu_carry.sh makes
+# both bundles at once, compressed into build-gpu-carry, which this script unpacks.
 #
 # Each step keeps what it made (build-gpu, build-oeq and build/bench/nequip are paths git ignores,
 # which the machine keeps while it stays warm), so a call that ran out of time is repeated and
@@ -34,6 +35,15 @@ src=$(realpath -m "${GPU_SRC:-$root/build-gpu-src}")
 # OpenEquivariance.
 packed=$(realpath -m "${GPU_RUN:-$root/build-gpu-torch-run}")
 bundle=$(realpath -m "${GPU_NEQUIP:-$root/build-gpu-nequip}")
+# bench/accelerators/pack_gpu_carry.sh's compressed bundles, unpacked once per machine.
+carried=$root/build-gpu-carry
+if [ -f "$carried/torch-run.tar.xz" ] && [ ! -f "$packed/env.sh" ]; then
+  tar xJf "$carried/torch-run.tar.xz" -C "$(dirname "$packed")"
+  [ "$(basename "$packed")" = build-gpu-torch-run ] || mv "$(dirname "$packed")/build-gpu-torch-run" "$packed"
+fi
+if [ -f "$carried/sevenn.tar.xz" ] && [ ! -d "$src/site" ]; then
+  mkdir -p "$src" && tar xJf "$carried/sevenn.tar.xz" -C "$src"
+fi
 oeq=$root/build-oeq
 [ -d "$bundle/site" ] || tar xJf "$bundle/site.tar.xz" -C "$bundle"
 export PYTHONPATH="$bundle/site:$oeq/site${PYTHONPATH:+:$PYTHONPATH}"
@@ -48,12 +58,17 @@ left() { echo $(( deadline - ($(date +%s) - start) )); }
 say() { echo "nequip_gpu [$(( $(date +%s) - start )) s]: $*" >&2; }
 say "$(nproc) cores; $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null || echo 'no GPU')"
 
+# OpenEquivariance against this machine's torch, once per machine (about 20 s).
+build_oeq() {
+  if [ ! -f "$DISTSPEC_OPENEQUIVARIANCE_LIBRARY" ]; then
+    "$root/scripts/build_openequivariance.sh" "$DISTSPEC_PYTHON" "$oeq" "$bundle"/openequivariance-*.tar.gz >&2
+    say "OpenEquivariance built"
+  fi
+}
+
 case ${1:-} in
   setup)
-    if [ ! -f "$DISTSPEC_OPENEQUIVARIANCE_LIBRARY" ]; then
-      "$root/scripts/build_openequivariance.sh" "$DISTSPEC_PYTHON" "$oeq" "$bundle"/openequivariance-*.tar.gz >&2
-      say "OpenEquivariance built"
-    fi
+    build_oeq
     if [ -f "$packed/env.sh" ]; then
       : > "$root/build-gpu.log"; true & build=$!
     else
@@ -97,6 +112,7 @@ case ${1:-} in
     # SevenNet-0 through run.sh (OpenEquivariance), beside SevenNet's own call: sevenn and its
     # specs from scripts/pack_gpu_source.sh --sevenn's bundle.
     # shellcheck source=/dev/null
+    build_oeq
     source "$packed/env.sh"
     export PYTHONPATH="$src/site:$PYTHONPATH" DISTSPEC_SPECS=$src/specs
     out=$root/build/bench/accelerators

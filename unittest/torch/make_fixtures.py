@@ -169,9 +169,11 @@ def sources_hash(versions: str) -> str:
                                 "native_mpnn.py", "aimnet_model.py", "sevennet_model.py", "nequip_model.py",
                                 "nequip_tiny.yaml")]
     files += [REPO / f for f in NATIVE.values()]
-    files += sorted((HERE.parents[1] / "tools" / "distspec_export").glob("*.py"))
+    exporter = HERE.parents[1] / "tools" / "distspec_export"
+    files += sorted(exporter.rglob("*.py"))
     for f in files:
-        h.update(f.name.encode() + b"\0" + f.read_bytes())
+        name = f.relative_to(exporter) if f.is_relative_to(exporter) else Path(f.name)
+        h.update(str(name).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
 
