@@ -23,7 +23,8 @@ cache=${DISTSPEC_CACHE:-$HOME/.cache/distspec}
 sdist=${3:-$cache/src/openequivariance-$version.tar.gz}
 if [ ! -f "$sdist" ]; then
   mkdir -p "$(dirname "$sdist")"
-  "$python" -m pip download --no-deps --no-binary :all: --disable-pip-version-check -q \
+  # --no-binary for this package alone (`:all:` builds its build requirements, CMake among them, from source)
+  "$python" -m pip download --no-deps --no-binary openequivariance --disable-pip-version-check -q \
     -d "$(dirname "$sdist")" "openequivariance==$version" ||
     { echo "build_openequivariance: cannot fetch openequivariance==$version; give SDIST" >&2; exit 1; }
 fi

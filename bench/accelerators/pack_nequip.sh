@@ -55,7 +55,9 @@ tar cJf "$out/site.tar.xz" -C "$tmp" site
 
 "$DISTSPEC_PYTHON" "$root/bench/sevennet_gpu/specs.py" "$out/specs" > /dev/null
 sdist=$cache/src/openequivariance-$oeq.tar.gz
-[ -f "$sdist" ] || "$DISTSPEC_PYTHON" -m pip download --no-deps --no-binary :all: --disable-pip-version-check -q \
-  -d "$cache/src" "openequivariance==$oeq"
+# --no-binary for this package alone: `:all:` would build its build requirements from source too
+# (CMake among them) to prepare its metadata, which takes longer than everything else here.
+[ -f "$sdist" ] || "$DISTSPEC_PYTHON" -m pip download --no-deps --no-binary openequivariance \
+  --disable-pip-version-check -q -d "$cache/src" "openequivariance==$oeq"
 cp "$sdist" "$out/"
 du -sh "$out" "$out"/*
