@@ -28,8 +28,15 @@ ACCELERATORS = {
     # cuEquivariance defines its torch ops in Python only: no library registers them in a
     # Python-free LAMMPS process, so no kind is exported with it (the plugin refuses its graphs).
     "cueq": Accelerator("cueq", "cuequivariance", ("cuequivariance",), (), ("cuda",)),
+    # DISTSPEC's own MACE kernels (doc/mace_kernels.md), libdistspec_mace_ops.so
+    # (mace_kernels/library.py); the plugin knows them by the same name (lib/models/torch/accelerators.cpp).
+    "mace-kernels": Accelerator("mace-kernels", "mace-kernels", ("distspec_mace",), ("mace",), ("cpu", "cuda")),
 }
-CHOICES = ("none", *ACCELERATORS)
+# --accelerate auto (the default): the kind's own default where it has one and the device runs it,
+# used where the model allows (the adapter says why not), else none.
+AUTO = "auto"
+DEFAULTS = {"mace": "mace-kernels"}
+CHOICES = (AUTO, "none", *ACCELERATORS)
 
 
 def of_op(op: str) -> Accelerator | None:
@@ -43,6 +50,9 @@ def check_choice(key: str, kind: str, device: str) -> Accelerator | None:
     that says why it cannot be used."""
     if key in (None, "none"):
         return None
+    if key == AUTO:
+        default = ACCELERATORS.get(DEFAULTS.get(kind, ""))
+        return default if default is not None and device in default.runs_on else None
     if key not in ACCELERATORS:
         raise ExportError(f"--accelerate {key!r}: expected one of {', '.join(CHOICES)}")
     acc = ACCELERATORS[key]

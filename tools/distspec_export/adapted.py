@@ -18,6 +18,9 @@ class Reference:
 
     name: str
     evaluate: Callable[[Any], tuple[torch.Tensor, torch.Tensor]]
+    # The check's bound relative to max(1, |reference|), where the graph approximates the model on
+    # purpose (MACE's radial MLP as splines); None: check.TOLERANCE, the same arithmetic's.
+    tolerance: float | None = None
 
 
 @dataclasses.dataclass
@@ -33,3 +36,9 @@ class Adapted:
     # Where the exporter rebuilds or rewires the model (MACE, NequIP): the package's own evaluation
     # of the model as given. None: energy_fn calls the model as given, and is the reference itself.
     reference: Reference | None = None
+    # What the adapter chose and why (MACE's fast forward: its kernels, the spline resolution),
+    # recorded in the graph's metadata.
+    choices: dict = dataclasses.field(default_factory=dict)
+    # Why the accelerator the export was given is not used ('' where it is, or none was given): set
+    # only where the accelerator was the kind's default (--accelerate auto), which the model may decline.
+    declined_accelerator: str = ""

@@ -79,10 +79,13 @@ def detect(model: Any) -> str:
 
 
 def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torch.dtype, example,
-          accelerator: Any = None, head: str | None = None, original: Callable[[], Any] | None = None) -> Adapted:
+          accelerator: Any = None, head: str | None = None, original: Callable[[], Any] | None = None,
+          accelerator_optional: bool = False) -> Adapted:
     """The model as an energy function of the contract's inputs (`example`: an example.Example).
     original: the model as the user gave it, loaded afresh (the check's reference for the kinds
-    that rebuild or rewire the model: mace, nequip); None: `model` itself, which is left as it is."""
+    that rebuild or rewire the model: mace, nequip); None: `model` itself, which is left as it is.
+    accelerator_optional: the accelerator is the kind's default (--accelerate auto), which an adapter
+    may decline, saying why (Adapted.declined_accelerator)."""
     if kind not in KINDS:
         raise ExportError(f"model kind '{kind}' is not one of {list(KINDS)}")
     if kind == "auto":
@@ -90,7 +93,7 @@ def adapt(model: Any, kind: str, elements: list[str], cutoff: float, dtype: torc
     if kind == "mace":
         from . import mace  # noqa: PLC0415
 
-        return mace.adapt(model, elements, cutoff, dtype, example, accelerator, head, original)
+        return mace.adapt(model, elements, cutoff, dtype, example, accelerator, head, original, accelerator_optional)
     if kind == "aimnet":
         from . import aimnet  # noqa: PLC0415
 

@@ -86,12 +86,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="where an AOTInductor package runs (it is compiled for one device; default cpu); a "
                         "TorchScript graph runs on every device")
-    from .accelerators import CHOICES  # noqa: PLC0415
+    from .accelerators import AUTO, CHOICES  # noqa: PLC0415
 
-    p.add_argument("--accelerate", default="none", choices=CHOICES,
-                   help="tensor-product kernels to build the model with (sevennet, mace: oeq; needs --device cuda): "
-                        "passed to a --module factory that takes `accelerate`, kept opaque in the graph and "
-                        "listed in the spec (doc/torch_models.md, Accelerators)")
+    p.add_argument("--accelerate", default=AUTO, choices=CHOICES,
+                   help="kernels to build the model with (sevennet, mace: oeq, needs --device cuda; mace: "
+                        "mace-kernels, DISTSPEC's fast MACE forward): passed to a --module factory that takes "
+                        "`accelerate`, kept opaque in the graph and listed in the spec (doc/torch_models.md, "
+                        "Accelerators). Default auto: mace-kernels for a MACE the fast forward rebuilds (else "
+                        "mace's module traced whole, and the export says why), none for other kinds")
     args = p.parse_args(argv)
     if not args.from_:
         missing = [f"--{k}" for k in ("elements", "cutoff", "units") if getattr(args, k) is None]
@@ -105,7 +107,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         ignored = [f for f, given in (("--module-args", args.module_args != "{}"), ("--format", args.format != "aoti"),
                                       ("--precision", args.precision != "fp64"), ("--kind", args.kind != "auto"),
                                       ("--layers", args.layers is not None), ("--device", args.device != "cpu"),
-                                      ("--accelerate", args.accelerate != "none"),
+                                      ("--accelerate", args.accelerate not in ("none", "auto")),
                                       ("--quick-compile", args.quick_compile), ("--no-check", args.no_check),
                                       ("--no-fold-elements", args.no_fold_elements))
                    if given]
@@ -173,7 +175,7 @@ def build_model(ref: str, args_json: str, accelerate: str = "none") -> Any:
         return obj
     if not callable(obj):
         raise ExportError(f"--module {ref!r} is a {type(obj).__name__}, not a module, class or factory")
-    if accelerate != "none" and "accelerate" not in kwargs:
+    if accelerate not in ("none", "auto") and "accelerate" not in kwargs:
         try:
             takes = "accelerate" in inspect.signature(obj).parameters
         except (TypeError, ValueError):
@@ -202,7 +204,9 @@ def export_from_args(args: argparse.Namespace, log=print):
     if args.from_:
         from . import sources  # noqa: PLC0415
 
-        loaded = sources.load(args.from_[0], args.from_[1], args.head, args.modal, args.accelerate)
+        # a package's own kernels (sevenn's OEQ) only where asked for by name
+        package_kernels = "none" if args.accelerate == "auto" else args.accelerate
+        loaded = sources.load(args.from_[0], args.from_[1], args.head, args.modal, package_kernels)
         model = loaded.model
         if kind not in ("auto", loaded.kind):
             raise ExportError(f"--kind {kind}: --from {args.from_[0]} gives a {loaded.kind} model")
@@ -254,6 +258,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  accelerator ops (pass-through adapters in the spec): {', '.join(accelerated)}")
     print(f"  halo ops: {result.halo_sites or 'none'}; comm_width {result.comm_width}; "
           f"message_passing_layers {result.message_passing_layers}")
+    choices = result.choices
+    if choices:
+        kernels = (f"; convolution: {choices['convolution']}; symmetric contraction: {choices['symmetric_contraction']}"
+                   if "convolution" in choices else "")
+        print(f"  forward: {choices.get('forward', '?')}{kernels}")
+        for key in ("why_not_fast", "why_not_ops"):
+            if choices.get(key):
+                print(f"  why: {choices[key]}")
+        if choices.get("spline_knots"):
+            print(f"  spline knots per interaction: {choices['spline_knots']}")
     folded, kept = result.element_linears.get("folded", []), result.element_linears.get("kept", [])
     if folded:
         print(f"  folded per element: {', '.join(f['module'] for f in folded)}")

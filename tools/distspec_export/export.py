@@ -36,6 +36,7 @@ class ExportResult:
     seconds: dict[str, float]
     deviations: dict[str, Any]
     element_linears: dict[str, Any] = dataclasses.field(default_factory=dict)  # element_linears.Record
+    choices: dict[str, Any] = dataclasses.field(default_factory=dict)  # the adapter's (Adapted.choices)
 
 
 def torch_version() -> str:
@@ -138,7 +139,9 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     device; the model and the example inputs are moved there for the trace.
     accelerate: "none", or the accelerator (accelerators.py) the model was built with: its ops
     are kept opaque in the graph, listed in the spec as pass-through op adapters and named in
-    the model file (parameters.accelerator).
+    the model file (parameters.accelerator); "auto" (the command line's default): the model kind's
+    default accelerator (MACE: mace-kernels, its fast forward) where the model allows, which the
+    adapter otherwise declines, saying why (logged, and in the graph metadata's `choices`).
     head: the head a multi-head MACE model is exported with (its `heads`), None for a model of one.
     fold_elements: fold each tensor product or linear of the element's one-hot (SevenNet's, MACE's and
         NequIP's, element_linears.py) into weights per exported element; False traces them as they are.
@@ -177,7 +180,7 @@ def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[st
     seconds: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    t = _trace(model, spec, o, reload)
+    t = _trace(model, spec, o, reload, log)
     seconds["trace"] = time.perf_counter() - t0
     params = {
         "graph": o.graph_file.name,
@@ -217,10 +220,11 @@ def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[st
                                        t.adapted.reference, device=o.device)
         seconds["check"] = time.perf_counter() - t0
     return ExportResult(model_file, o.graph_file, spec_file, t.custom_ops, t.sites, t.width, t.layers, seconds,
-                        deviations, t.element_linears.as_json())
+                        deviations, t.element_linears.as_json(), t.adapted.choices)
 
 
-def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | None = None) -> _Traced:
+def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | None = None,
+           log: Callable[[str], None] = print) -> _Traced:
     """The model adapted to the contract and traced to its force graph on the export device;
     `reload` (or a copy of the model as given) for the check's reference."""
     example = check.examples(len(o.elements), o.cutoff, o.dtype)[0]
@@ -236,7 +240,11 @@ def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | 
         raise ExportError(f"--head {o.head}: heads are MACE's; a {kind} model has none")
     with element_linears.recording(o.fold_elements) as folding:
         adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator, head=o.head,
-                                 original=reload)
+                                 original=reload, accelerator_optional=o.accelerate == accelerators.AUTO)
+    if adapted.declined_accelerator:
+        log(f"{o.name}: {accelerator.name if accelerator else 'the default accelerator'} not used: "
+            f"{adapted.declined_accelerator}")
+        accelerator = None
     _check_declared(o, adapted)
     if spec is None:
         spec = adapted.spec() if callable(adapted.spec) else adapted.spec
@@ -291,4 +299,6 @@ def _graph_metadata(o: ExportOptions, t: _Traced) -> dict[str, str]:
         "torch_build": torch.__version__,
         "element_linears": t.element_linears.as_json(),
     }
+    if t.adapted.choices:
+        contract_meta["choices"] = t.adapted.choices
     return {"distspec.contract": str(trace.CONTRACT), "distspec.json": json.dumps(contract_meta)}

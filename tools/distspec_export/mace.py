@@ -1,5 +1,15 @@
 """nvalchemi's MACE (`nvalchemi.models.mace.MACEWrapper`) or a `mace.modules.MACE` model.
 
+Two routes. By default (`--accelerate auto`, or `mace-kernels` by name) a model the fast forward
+rebuilds (mace_kernels/model.py `why_unsupported`: MACE or ScaleShiftMACE, correlation <= 3,
+l <= 3, RealAgnostic(Residual)InteractionBlock, a radial embedding of r alone) is exported as
+DISTSPEC's fast MACE forward: node work on owned rows, one forward exchange per interaction after
+the first, the `distspec_mace` ops for the convolution and the symmetric contraction where their
+library loads (else mace's own modules, and the export says why); its check is held to the
+splines' bound (SPLINE_TOLERANCE). Any other model, and `--accelerate none` or `oeq`, takes the
+route below, mace's module traced whole; under `auto` the export says why in its output and in the
+graph's metadata (`choices`).
+
 MACE calls no halo op itself: under nvalchemi's compiled domain decomposition its graph pass
 `compile_refresh.insert_halo_refresh` puts `halo_scatter_correct_static` after every
 message-passing scatter (one per interaction: the scatter whose index comes from
@@ -38,6 +48,7 @@ the correction goes after each `libtorch_tp_jit::jit_conv_forward` whose receive
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 from typing import Any, Callable
 
@@ -46,11 +57,17 @@ import torch
 from . import element_linears, ops, packages, precision
 from .accelerators import Accelerator
 from .adapted import Adapted, Reference
+from .mace_kernels import model as fast_model
 from .trace import ExportError, trace_symbolic
 
 FUSED_CONV_OP = "libtorch_tp_jit::jit_conv_forward"
 FUSED_CONV_ROWS = 6  # argument index of the receivers (OEQ's `rows`) in FUSED_CONV_OP's schema
 ROUTING_NAMES = ("_halo_si", "_halo_rd", "_halo_rr", "_halo_no")  # nvalchemi's, in the correction's order
+FAST_ACCELERATOR = "mace-kernels"  # accelerators.py: the fast forward with the distspec_mace ops
+WHOLE_MODULE = "mace's module traced whole, nvalchemi's scatter corrections"
+# The check's bound (relative to max(1, |reference|)) where the radial MLP is splines of r: the
+# spline's own error, not arithmetic's (doc/mace_kernels.md).
+SPLINE_TOLERANCE = 1e-4
 
 
 def _mace_model(model: Any) -> tuple[torch.nn.Module, Any]:
@@ -216,9 +233,11 @@ def package_evaluation(original: Callable[[], Any], elements: list[str], head_in
 
 def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, example,
           accelerator: Accelerator | None = None, head: str | None = None,
-          original: Callable[[], Any] | None = None) -> Adapted:
+          original: Callable[[], Any] | None = None, accelerator_optional: bool = False) -> Adapted:
     """original: the model as the user gave it (its file loaded afresh), for the check's reference;
-    None: `model`, which this leaves as it is."""
+    None: `model`, which this leaves as it is. accelerator_optional: the accelerator is the kind's
+    default (--accelerate auto): where the model or the process cannot use it, the export goes on
+    without it and says why (Adapted.declined_accelerator) instead of stopping."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch under torch >= 2.6
     if not ops.have_nvalchemi():
         ops.define_standalone_ops()  # before compile_refresh, which defines halo_keepalive if missing
@@ -252,6 +271,18 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     # Rebuilt from its configuration, the model is on the cpu: it and its element table go where
     # the graph runs (the example inputs' device, --device).
     device = example.inputs[0].device
+    reference = package_evaluation(original or (lambda: model), elements, head_index, dtype)
+    declined = ""
+    if accelerator is not None and accelerator.key == FAST_ACCELERATOR:
+        why = fast_model.why_unsupported(mace_model)
+        if not why:
+            element_rows = [table_z.index(z_of[e]) for e in elements]
+            return _fast(mace_model, element_rows, head_index, dtype, device, reference, accelerator_optional)
+        if not accelerator_optional:
+            raise ExportError(f"--accelerate {FAST_ACCELERATOR}: the fast MACE forward does not rebuild this model: "
+                              f"{why}; export it with --accelerate none (mace's module traced whole)")
+        declined = f"the fast MACE forward does not rebuild this model: {why}"
+        accelerator = None
     rebuilt = _rebuild_without_codegen(mace_model).to(device=device, dtype=dtype).eval()
     if accelerator is not None and accelerator.key == "oeq":
         rebuilt = _with_oeq_convolutions(rebuilt, dtype)
@@ -299,5 +330,35 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
     return Adapted(energy_graph, "mace",
                    f"MACE ({type(mace_model).__name__}, {layers} interactions, r_max {r_max:g}{head_note})",
                    f"{type(mace_model).__module__}.{type(mace_model).__qualname__}", spec=spec,
-                   message_passing_layers=layers, units="metal",
-                   reference=package_evaluation(original or (lambda: model), elements, head_index, dtype))
+                   message_passing_layers=layers, units="metal", reference=reference,
+                   choices={"forward": WHOLE_MODULE, **({"why_not_fast": declined} if declined else {})},
+                   declined_accelerator=declined)
+
+
+def _fast(mace_model: torch.nn.Module, element_rows: list[int], head_index: int, dtype: torch.dtype, device,
+          reference: Reference, optional: bool) -> Adapted:
+    """The fast forward (mace_kernels/model.py) of a model it rebuilds, with the distspec_mace ops
+    where their library loads; without them (optional: the default accelerator) mace's modules."""
+    rebuilt = _rebuild_without_codegen(mace_model).to(dtype=dtype).eval()
+    for p in rebuilt.parameters():
+        p.requires_grad_(False)
+    fast, record = fast_model.build(rebuilt, element_rows, head_index, dtype)
+    declined = record.get("why_not_ops", "")
+    if declined and not optional:
+        raise ExportError(f"--accelerate {FAST_ACCELERATOR}: {declined}")
+    if declined:
+        declined = f"the distspec_mace ops are not used ({declined}): the fast forward calls mace-torch's modules"
+    else:
+        reference = dataclasses.replace(reference, tolerance=SPLINE_TOLERANCE)
+        record["check_tolerance"] = SPLINE_TOLERANCE
+    layers = len(mace_model.interactions)
+    heads = list(getattr(mace_model, "heads", None) or [])
+    head_note = f", head {heads[head_index]}" if len(heads) > 1 else ""
+    from .sevennet import spec as gather_only_spec  # noqa: PLC0415 (nvalchemi's spec of a gather-only MPNN)
+
+    return Adapted(fast.to(device), "mace",
+                   f"MACE ({type(mace_model).__name__}, {layers} interactions, r_max {float(mace_model.r_max):g}"
+                   f"{head_note}, DISTSPEC's fast forward)",
+                   f"{type(mace_model).__module__}.{type(mace_model).__qualname__}",
+                   spec=gather_only_spec if ops.have_nvalchemi() else None, message_passing_layers=layers,
+                   units="metal", reference=reference, choices=record, declined_accelerator=declined)

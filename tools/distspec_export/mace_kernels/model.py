@@ -101,37 +101,53 @@ class Kernels:
     record: dict
 
 
+def _op_module(name: str, use_ops: bool):
+    """The class `name` of the ops' module (convolution.SplineConvolution,
+    symmetric_contraction.SymmetricContraction) with its library loaded, or why not."""
+    if not use_ops:
+        return None, "asked for mace-torch's modules"
+    try:
+        from . import library  # noqa: PLC0415
+
+        library.load()
+        if name == "SplineConvolution":
+            from .convolution import SplineConvolution as cls  # noqa: PLC0415
+        else:
+            from .symmetric_contraction import SymmetricContraction as cls  # noqa: PLC0415
+    except ImportError as e:
+        return None, f"its Python module is not in this checkout ({e})"
+    except ExportError as e:
+        return None, str(e)
+    return cls, ""
+
+
 def kernels(model: torch.nn.Module, element_rows: Sequence[int], dtype: torch.dtype, use_ops: bool = True,
             knots: int | None = None) -> Kernels:
-    """The `distspec_mace` ops' modules where `use_ops` and the library and its modules are
-    here, else mace's own modules with their calls (module_ops.py), and why."""
-    why_modules = "" if use_ops else "asked for mace-torch's modules"
-    ops = None
-    if use_ops:
-        try:
-            from . import library  # noqa: PLC0415
-            from .convolution import SplineConvolution  # noqa: PLC0415
-            from .symmetric_contraction import SymmetricContraction  # noqa: PLC0415
-
-            library.load()
-            ops = SplineConvolution, SymmetricContraction
-        except ImportError as e:
-            why_modules = f"the kernels' Python modules are not in this checkout ({e})"
-        except ExportError as e:
-            why_modules = str(e)
-    products = [p.symmetric_contractions for p in model.products]
-    if ops is not None:
-        conv_cls, sc_cls = ops
+    """Each kernel's `distspec_mace` op module where `use_ops` and the library and the op's module
+    are here, else mace's own modules with its call (module_ops.py), and why."""
+    record: dict = {}
+    why_modules = []
+    conv_cls, why = _op_module("SplineConvolution", use_ops)
+    if conv_cls is not None:
         convolutions = [conv_cls.from_mace(b, model.radial_embedding, dtype, knots=knots) for b in model.interactions]
-        contractions = [sc_cls.from_mace(s, element_rows, dtype) for s in products]
-        resolution = [getattr(c, "knots", None) for c in convolutions]
-        record = {"convolution": "distspec_mace ops (radial MLP as splines of r)",
-                  "symmetric_contraction": "distspec_mace ops", "spline_knots": resolution}
+        record["convolution"] = "distspec_mace::spline_convolution (radial MLP as cubic Hermite splines of r)"
+        record["spline_knots"] = [c.knots for c in convolutions]
+        record["spline_error"] = [getattr(c, "spline_error", {}) for c in convolutions]
     else:
         convolutions = [module_ops.ModuleConvolution(b, model.radial_embedding, dtype) for b in model.interactions]
+        record["convolution"] = "mace-torch's modules"
+        why_modules.append(f"convolution: {why}")
+    sc_cls, why = _op_module("SymmetricContraction", use_ops)
+    products = [p.symmetric_contractions for p in model.products]
+    if sc_cls is not None:
+        contractions = [sc_cls.from_mace(s, element_rows, dtype) for s in products]
+        record["symmetric_contraction"] = "distspec_mace ops"
+    else:
         contractions = [module_ops.ModuleSymmetricContraction(s, element_rows, dtype) for s in products]
-        record = {"convolution": "mace-torch's modules", "symmetric_contraction": "mace-torch's modules "
-                  "(per-element weights of the exported elements)", "why_not_ops": why_modules}
+        record["symmetric_contraction"] = "mace-torch's modules (per-element weights of the exported elements)"
+        why_modules.append(f"symmetric contraction: {why}")
+    if why_modules:
+        record["why_not_ops"] = "; ".join(why_modules)
     return Kernels(convolutions, contractions, record)
 
 
@@ -167,8 +183,14 @@ class FastMACE(torch.nn.Module):
             self.register_buffer("shift", shift.clone())
             self.scale_shift = True
         # The folded skip_tp of each layer after the first (element_linears: one matrix per element);
-        # layer 0's residual is the table sc_0.
-        element_linears.fold(model, "mace", list(element_rows))
+        # layer 0's residual is the table sc_0. The products are out of the fold's reach while it
+        # runs: their contractions are the kernels' (`ops`), and the record must not claim mace's.
+        products = model.products
+        model.products = torch.nn.ModuleList()
+        try:
+            element_linears.fold(model, "mace", list(element_rows))
+        finally:
+            model.products = products
         self.linear_up = torch.nn.ModuleList([b.linear_up for b in blocks])
         self.linear = torch.nn.ModuleList([b.linear for b in blocks])
         self.skip_tp = torch.nn.ModuleList([b.skip_tp for b in blocks])
@@ -185,10 +207,15 @@ class FastMACE(torch.nn.Module):
     def forward(self, positions, species, edge_index, n_owned, send_index, recv_dest, recv_real, edge_shift):
         n, n_halo = rows.counts(positions, recv_dest)
         routing = (send_index, recv_dest, recv_real, n_owned, 1)
+        # The convolution op reads edges grouped by receiver (convolution.py): one stable sort per
+        # call, shared by every interaction.
+        order = torch.argsort(edge_index[1], stable=True)
+        edge_index = edge_index.index_select(1, order)
         sender, receiver = edge_index[0], edge_index[1]
         # mace's edge vector, receiver minus sender; the contract's edge_shift (zero) is added to
         # the sender's minus the receiver's, so its gradient is dE/d(contract's edge vector).
-        vectors = positions.index_select(0, receiver) - positions.index_select(0, sender) - edge_shift
+        vectors = (positions.index_select(0, receiver) - positions.index_select(0, sender)
+                   - edge_shift.index_select(0, order))
         owned_species = rows.owned(species, n, n_halo)
         node_attrs = self.one_hot.index_select(0, owned_species)
         heads = torch.full_like(owned_species, self.head)
