@@ -155,3 +155,15 @@ endfunction()
 torch_owned_rows(toy "${DISTSPEC_PYTHON}")
 torch_owned_rows(sevennet "${DISTSPEC_PYTHON_SEVENN}")
 torch_owned_rows(nequip "${DISTSPEC_PYTHON_NEQUIP}")
+
+# torch.mace_convolution: test_mace_convolution.py, distspec_mace::spline_convolution
+# (tools/distspec_export/mace_kernels/convolution.py) against mace-torch's own convolution on MACE-MP-0
+# medium's interaction blocks: with the op's spline in mace's chain to 1e-11 (fp64), with mace's radial
+# MLP within the spline's tolerance, fp32 to 1e-5, bad input refused; prints the spline's error for
+# several knot counts and the CPU time against mace's at ~2000 atoms.
+if(TARGET distspec_mace_ops)
+  add_test(NAME torch.mace_convolution
+    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_convolution.py" --python "${DISTSPEC_PYTHON_MACE}")
+  set_tests_properties(torch.mace_convolution PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
+    ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
+endif()

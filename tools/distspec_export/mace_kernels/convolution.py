@@ -37,8 +37,9 @@ The op's contract (the whole-model forward calls it through this module):
   channel u (e3nn's flattened conv_tp weight column p * C + u) and [k, 1, p, u] its d/dr (1/A).
 - paths int64 [P, 7]: l1, l2, l3, in_offset, out_offset, cg_begin, cg_end (offsets in columns of
   a row of node_feats and of message; the path's CG entries are cg rows [cg_begin, cg_end)).
-- cg_ijk int64 [N, 3], cg_value [N] (op dtype): the nonzero entries (i, j, k) of e3nn's
-  wigner_3j(l1, l2, l3) times the path's normalisation (e3nn's Instruction.path_weight), j
+- cg_ijk int64 [N, 3], cg_value [N] (op dtype): the nonzero entries (i, j, k) of the module's
+  Wigner 3j symbol (its own buffer where it keeps one, else e3nn's wigner_3j in fp64) times the
+  path's normalisation (e3nn's Instruction.path_weight), j
   indexing Y_l2; message[r, out_offset + u (2 l3 + 1) + k] += R_pu cg x[s, in_offset + u (2 l1 +
   1) + i] Y_l2,j.
 - message [n_out, out_dim], out_dim = conv_tp.irreps_out.dim: e3nn's layout of the tensor
@@ -57,9 +58,9 @@ from . import library
 from ..trace import ExportError
 
 # Knots of the radial tables unless the caller asks: at r_max = 6 A, h = 6 / 511 = 0.0117 A. Chosen
-# from the errors measured on MACE-MP-0-medium-sized interactions (doc/mace_kernels.md): the
-# relative error of d message / d vectors is ~1e-7, a thousand times below 1e-4 eV/A on forces of
-# order 1 eV/A.
+# from the errors measured on MACE-MP-0-medium-sized interactions (doc/mace_kernels.md, ctest
+# torch.mace_convolution): d message / d vectors within 1.3e-6 of its largest value (256 knots:
+# 8.6e-6), so forces of order 1 eV/A move by about 1e-6 eV/A, a hundred times below 1e-4.
 DEFAULT_KNOTS = 512
 # The interaction blocks whose convolution is exactly scatter_sum(conv_tp(x[sender], Y, MLP(radial)))
 # (mace/modules/blocks.py, mace-torch 0.3.15).
@@ -121,16 +122,27 @@ def _why_not(interaction_block: torch.nn.Module, radial_embedding: torch.nn.Modu
     return ""
 
 
+def _wigner_3j(tp, l1: int, l2: int, l3: int) -> torch.Tensor:
+    """The Wigner 3j symbol the module itself multiplies by: e3nn's compiled tensor product keeps it
+    as a buffer (rounded to fp32 in a model built under fp32, then cast), except where its
+    specialised code divides by sqrt(2 l + 1) instead (an l of 0), which wigner_3j in fp64 equals."""
+    from e3nn import o3  # noqa: PLC0415
+
+    main = getattr(tp, "_compiled_main_left_right", None)
+    kept = getattr(main, f"_w3j_{l1}_{l2}_{l3}", None) if main is not None else None
+    if isinstance(kept, torch.Tensor):
+        return kept.detach().to(torch.float64)
+    return o3.wigner_3j(l1, l2, l3, dtype=torch.float64)
+
+
 def _paths(tp) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """paths [P, 7], cg_ijk [N, 3], cg_value [N] (float64) of an e3nn "uvu" TensorProduct, in the order
     of its instructions (the order of its flattened weights)."""
-    from e3nn import o3  # noqa: PLC0415
-
     in_offsets, out_offsets = tp.irreps_in1.slices(), tp.irreps_out.slices()
     rows, ijk, values = [], [], []
     for ins in tp.instructions:
         l1, l2, l3 = tp.irreps_in1[ins.i_in1].ir.l, tp.irreps_in2[ins.i_in2].ir.l, tp.irreps_out[ins.i_out].ir.l
-        cg = o3.wigner_3j(l1, l2, l3, dtype=torch.float64) * ins.path_weight
+        cg = _wigner_3j(tp, l1, l2, l3) * ins.path_weight
         nonzero = (cg.abs() > 1e-14).nonzero()
         begin = len(values)
         for i, j, k in nonzero.tolist():
