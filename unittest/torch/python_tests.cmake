@@ -167,3 +167,15 @@ if(TARGET distspec_mace_ops)
   set_tests_properties(torch.mace_convolution PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
     ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
 endif()
+
+# torch.mace_symmetric_contraction: test_mace_symmetric_contraction.py, distspec_mace::symmetric_contraction
+# (tools/distspec_export/mace_kernels/symmetric_contraction.py) against mace-torch's SymmetricContraction:
+# MACE-MP-0 medium's products, L = 3 hidden irreps at correlation 1..3, e3nn's full CG basis; value and
+# d/dx on rows of 3 exported elements, fp64 to 1e-12, fp32 to 1e-5; traced by make_fx with symbolic
+# sizes; bad input refused; prints the CPU time against mace's at 2000 nodes.
+if(TARGET distspec_mace_ops)
+  add_test(NAME torch.mace_symmetric_contraction
+    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_symmetric_contraction.py" --python "${DISTSPEC_PYTHON_MACE}")
+  set_tests_properties(torch.mace_symmetric_contraction PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
+    ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
+endif()

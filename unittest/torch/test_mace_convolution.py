@@ -13,6 +13,8 @@ r_max 6 A; random weights), on a random periodic cloud of 343 atoms with mace's 
 - fp64, the op against the same chain with mace's radial MLP (W = conv_tp_weights(radial(r))): the
   spline's error, reported and bounded by SPLINE_TOLERANCE; the error for 64..2048 knots is printed;
 - fp32, the op (fp32 tables) against the fp64 spline chain, to 1e-5 relative (values and gradients);
+- make_fx with symbolic sizes (the exporter's tracing) through the fake implementations: the force
+  graph holds both ops and equals eager on a cloud of other sizes;
 - bad input: unsorted receivers, int32 senders, a receiver >= n_out, a species-dependent distance
   transform (from_mace's ExportError), a second derivative;
 - times the op's and mace's CPU forward + backward on ~2000 atoms (fp32; printed, not checked).
@@ -199,6 +201,33 @@ def check_errors(results: Results, model, positions, edge_index, vectors) -> Non
     refused("second derivative", second_derivative, "second derivatives are not implemented")
 
 
+def check_tracing(results: Results, model) -> None:
+    """make_fx with symbolic sizes (as the exporter traces) through the op's fake implementations:
+    the force graph holds the forward and backward ops and, run on a cloud of other sizes, equals eager."""
+    import torch  # noqa: PLC0415
+    from torch.fx.experimental.proxy_tensor import make_fx  # noqa: PLC0415
+    from distspec_export.mace_kernels import convolution  # noqa: PLC0415
+
+    conv = convolution.SplineConvolution.from_mace(model.interactions[1], model.radial_embedding, torch.float64)
+
+    def forces(x, vectors, edge_index):
+        vectors = vectors.detach().requires_grad_(True)
+        energy = conv(x, vectors, edge_index, x.shape[0]).square().sum()
+        return torch.autograd.grad(energy, vectors)[0]
+
+    def example(per_side: int, seed: int):
+        positions, edge_index, vectors = cloud(per_side, 2.6, seed)
+        width = model.interactions[1].conv_tp.irreps_in1.dim
+        return torch.randn(positions.shape[0], width, dtype=torch.float64), vectors, edge_index
+
+    graph = make_fx(forces, tracing_mode="symbolic", _allow_non_fake_inputs=True)(*example(4, 5))
+    ops = sorted({str(n.target) for n in graph.graph.nodes if "distspec_mace" in str(n.target)})
+    results.report(len(ops) == 2, "traced (make_fx, symbolic sizes): ops in the force graph", ", ".join(ops))
+    other = example(5, 6)
+    err = relative(graph(*other), forces(*other))
+    results.report(err <= KERNEL_TOLERANCE, "traced graph on a cloud of other sizes vs eager", f"{err:.2e}")
+
+
 def timing(model) -> None:
     """The op and mace's chain, CPU forward + backward (d/dx, d/dv), fp32, ~2000 atoms."""
     import torch  # noqa: PLC0415
@@ -255,6 +284,7 @@ def main(argv: list[str]) -> int:
     for k in range(len(model.interactions)):
         check_layer(results, k, model, positions, edge_index, vectors)
     check_errors(results, model, positions, edge_index, vectors)
+    check_tracing(results, model)
     if "--no-timing" not in argv:
         timing(model)
     return results.finish()
