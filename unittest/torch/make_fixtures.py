@@ -68,6 +68,15 @@ made at test time, never committed):
                                        style (sevenn_get_model), run by the plugin on one rank
   fixtures_sevennet.json               "structures": data file, type elements, reference of each
 
+The `fastmace` set (`--set fastmace`; DISTSPEC_PYTHON_MACE's environment): a MACE as a user trains
+one (mace_trained.py: mace_run_train on EMT Cu/Ni cells, fp64), exported by `distspec-export --from
+mace` with its defaults, the fast MACE forward (doc/mace_kernels.md):
+
+  mace_trained_train/mace_trained.model   the file mace_run_train saved (its training folder beside)
+  mace_trained.{pt,json,spec.json}     exported from it (TorchScript)
+  ref_mace_trained.json                mace's own MACECalculator on the saved file, fp64
+  fixtures_fastmace.json
+
 The `nequip` set (`--set nequip`; DISTSPEC_PYTHON_NEQUIP's environment, with nequip and
 nequip-allegro):
 
@@ -120,11 +129,14 @@ SETS = {  # set: {name: (layers, format)}
     "aimnet": {"aimnet_P3": (3, "aoti"), "aimnet_P3_ts": (3, "torchscript")},
     "sevennet": {"7net0": (5, "aoti"), "7net_l3i5": (5, "torchscript"), "7net_mf0_pbe": (5, "torchscript")},
     "nequip": {"nequip_L3": (3, "torchscript"), "nequip_allegro": (1, "torchscript")},
+    "fastmace": {"mace_trained": (2, "torchscript")},
 }
 MANIFEST = {"toy": "fixtures.json", "mace": "fixtures_mace.json", "twin": "fixtures_twin.json",
-            "aimnet": "fixtures_aimnet.json", "sevennet": "fixtures_sevennet.json", "nequip": "fixtures_nequip.json"}
+            "aimnet": "fixtures_aimnet.json", "sevennet": "fixtures_sevennet.json", "nequip": "fixtures_nequip.json",
+            "fastmace": "fixtures_fastmace.json"}
 PYTHON_VAR = {"toy": "DISTSPEC_PYTHON", "mace": "DISTSPEC_PYTHON_MACE", "twin": "DISTSPEC_PYTHON",
-              "aimnet": "DISTSPEC_PYTHON", "sevennet": "DISTSPEC_PYTHON_SEVENN", "nequip": "DISTSPEC_PYTHON_NEQUIP"}
+              "aimnet": "DISTSPEC_PYTHON", "sevennet": "DISTSPEC_PYTHON_SEVENN", "nequip": "DISTSPEC_PYTHON_NEQUIP",
+              "fastmace": "DISTSPEC_PYTHON_MACE"}
 # The nequip set's model that nequip itself trained and packaged (not in SETS: its elements are
 # Cu alone, run with both types of the Cu/Ni data file as Cu).
 NEQUIP_PACKAGED = {"name": "nequip_packaged", "config": "nequip_tiny.yaml", "package": "nequip_tiny.nequip.zip",
@@ -142,14 +154,19 @@ MACE_HEADS = {"heads": ["pbe", "mp"], "head": "mp"}
 MACE_FP64 = "mace_fp64_L2"
 SEVENNET_CHECKPOINT = "7net-mf-0"  # its checkpoint file, as a user's fine-tuned one is given
 SEVENNET_MODAL = "PBE"
+# The mace set's command lines keep mace's module traced whole (--accelerate none), held to 1e-12 by
+# their cases; the fastmace set's model takes the default, the fast MACE forward.
 COMMAND_LINE = {
-    "mace_heads_L2": ("mace", "mace_heads_L2.model", ["--head", MACE_HEADS["head"], "--elements", *ELEMENTS]),
-    "mace_fp64_L2": ("mace", "mace_fp64_L2.model", ["--elements", *ELEMENTS]),
+    "mace_heads_L2": ("mace", "mace_heads_L2.model", ["--head", MACE_HEADS["head"], "--elements", *ELEMENTS,
+                                                      "--accelerate", "none"]),
+    "mace_fp64_L2": ("mace", "mace_fp64_L2.model", ["--elements", *ELEMENTS, "--accelerate", "none"]),
+    "mace_trained": ("mace", "mace_trained.model", ["--elements", *ELEMENTS]),
     "7net_l3i5": ("sevennet", "7net-l3i5", ["--precision", "fp32"]),
     "7net_mf0_pbe": ("sevennet", None, ["--modal", SEVENNET_MODAL, "--precision", "fp32", "--elements", "Si"]),
 }
 # The sevennet models of COMMAND_LINE: their SevenNetCalculator arguments, and the one structure
 # they are checked on.
+FASTMACE_TRAINING = "mace_trained_train"  # the fastmace set's training folder in OUT_DIR
 SEVENNET_REFERENCE = {"7net_l3i5": ("7net-l3i5", None), "7net_mf0_pbe": ("7net-mf-0", SEVENNET_MODAL)}
 SEVENNET_EXTRA_STRUCTURE = "si_diamond"
 SEVENNET = {"cutoff": 5.0, "precision": "fp32", "license": "GPL-3.0-only (sevenn 0.13.0, SevenNet-0)"}
@@ -166,6 +183,7 @@ def sources_hash(versions: str) -> str:
     """What the fixtures are made from: the sources that make them and the library versions."""
     h = hashlib.sha256(versions.encode())
     files = [HERE / f for f in ("make_fixtures.py", "periodic.py", "reference.py", "toy_mpnn.py", "mace_model.py",
+                                "mace_trained.py",
                                 "native_mpnn.py", "aimnet_model.py", "sevennet_model.py", "nequip_model.py",
                                 "nequip_tiny.yaml")]
     files += [REPO / f for f in NATIVE.values()]
@@ -233,7 +251,9 @@ def export_from_command_line(out: Path, name: str, model, fmt: str):
     from distspec_export import cli  # noqa: PLC0415
 
     kind, source, extra = COMMAND_LINE[name]
-    if kind == "mace":
+    if kind == "mace" and isinstance(model, Path):  # the file mace's trainer saved
+        source = str(model)
+    elif kind == "mace":
         torch.save(model, out / source)
         source = str(out / source)
     elif source is None:
@@ -242,6 +262,14 @@ def export_from_command_line(out: Path, name: str, model, fmt: str):
     if kind == "mace":
         argv += ["--license", "CC0-1.0"]
     return cli.export_from_args(cli.parse_args(argv), log=lambda line: None), argv
+
+
+def fastmace_models(out: Path):
+    """The MACE mace_run_train trains here (mace_trained.py), as the file it saved."""
+    import mace_trained  # noqa: PLC0415
+
+    for name, (_, fmt) in SETS["fastmace"].items():
+        yield name, mace_trained.train(out / FASTMACE_TRAINING), None, fmt, None, None
 
 
 def twin_models():
@@ -394,6 +422,17 @@ def references(which: str, out: Path) -> list[tuple[str, dict]]:
         ref.update(nequip_model.native(packaged, system, NEQUIP_PACKAGED["type_elements"]))
         refs.append((f"ref_{NEQUIP_PACKAGED['name']}.json", ref))
         return refs
+    if which == "fastmace":
+        import mace_model  # noqa: PLC0415
+        import periodic  # noqa: PLC0415
+
+        system = periodic.read_data(out / DATA)
+        model_file = out / FASTMACE_TRAINING / "mace_trained.model"
+        ref = {"model": f"mace_run_train's {model_file.relative_to(out)}", "data_file": DATA,
+               "type_elements": ELEMENTS, "units": UNITS,
+               "n_edges": int(periodic.rows(system, CUTOFF, CUTOFF).edge_index.shape[1])}
+        ref.update(mace_model.calculator(str(model_file), system, ELEMENTS))
+        return [("ref_mace_trained.json", ref)]
     if which == "toy":
         import reference  # noqa: PLC0415
 
@@ -438,7 +477,8 @@ def set_of(argv: list[str]) -> str:
 def environment(argv: list[str], what: str) -> list[str]:
     """Re-run in the Python environment the set needs (in_env.py); argv without --python."""
     which = set_of(argv)
-    need = {"mace": ("mace",), "sevennet": ("sevenn",), "nequip": ("nequip", "allegro")}.get(which, ())
+    need = {"mace": ("mace",), "fastmace": ("mace",), "sevennet": ("sevenn",),
+            "nequip": ("nequip", "allegro")}.get(which, ())
     return in_env.ensure(argv, what, PYTHON_VAR.get(which, "DISTSPEC_PYTHON"), need=need)
 
 
@@ -531,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     from distspec_export import export  # noqa: PLC0415
 
     versions = f"{args.set} torch {torch.__version__} nvalchemi {getattr(nvalchemi, '__version__', '?')}"
-    if args.set == "mace":
+    if args.set in ("mace", "fastmace"):
         import mace  # noqa: PLC0415
 
         versions += f" mace {getattr(mace, '__version__', '?')}"
@@ -554,7 +594,8 @@ def main(argv: list[str] | None = None) -> int:
     manifest: dict = {"elements": ELEMENTS, "cutoff": CUTOFF, "units": UNITS, "data": DATA, "versions": versions,
                       "sources": digest if not args.only else "", "models": {}}
     models = {"toy": toy_models, "mace": mace_models, "twin": twin_models, "aimnet": aimnet_models,
-              "sevennet": sevennet_models, "nequip": nequip_models}[args.set]()
+              "sevennet": sevennet_models, "nequip": nequip_models,
+              "fastmace": lambda: fastmace_models(out)}[args.set]()
     if args.set == "aimnet":
         manifest.update(AIMNET)
     if args.set == "sevennet":

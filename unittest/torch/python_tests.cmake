@@ -28,6 +28,10 @@
 #                   nequip's EMT copper and packaged by nequip-package, each exported by
 #                   distspec-export; nequip's own evaluation of each (nequip_model.py); in
 #                   DISTSPEC_PYTHON_NEQUIP's environment; ctest fixture torch_nequip_fixtures.
+#   torch.fixtures_fastmace  a MACE trained here by mace_run_train (mace_trained.py), exported by
+#                   `distspec-export --from mace` with its defaults (the fast MACE forward), and mace's
+#                   own calculator on the saved file; in DISTSPEC_PYTHON_MACE's environment; ctest
+#                   fixture torch_fastmace_fixtures.
 #   torch.fixtures_sevennet  SevenNet-0 (sevenn, GPL-3.0, exported at test time: 7net0.pt2, fp32) and
 #                   SevenNetCalculator references on four small crystals; in DISTSPEC_PYTHON_SEVENN's
 #                   environment; ctest fixture torch_sevennet_fixtures.
@@ -92,6 +96,24 @@ torch_fixture_set(twin "${DISTSPEC_PYTHON}" SHARED_DATA)
 torch_fixture_set(aimnet "${DISTSPEC_PYTHON}" EXPORT_TEST)
 torch_fixture_set(sevennet "${DISTSPEC_PYTHON_SEVENN}")
 torch_fixture_set(nequip "${DISTSPEC_PYTHON_NEQUIP}" EXPORT_TEST SHARED_DATA)
+torch_fixture_set(fastmace "${DISTSPEC_PYTHON_MACE}" SHARED_DATA)
+
+# torch.mace_fast: test_mace_fast.py, the fast MACE forward (tools/distspec_export/mace_kernels/model.py)
+# against mace-torch in fp64 on MACE-MP-0 medium's architecture (forces 1e-4 eV/A, energy 1e-6
+# relative) and on a 2-head model, its node work on owned rows, the exporter's check of its graph, the
+# fallback of a model it does not rebuild. torch.fixtures_fastmace: a MACE mace_run_train trains here,
+# exported by `distspec-export --from mace` (ctest fixture torch_fastmace_fixtures; LAMMPS runs it on 1
+# and 4 ranks, cases/fastmace_trained.json). Both with the distspec_mace ops where this build makes
+# their library.
+add_test(NAME torch.mace_fast
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_fast.py" --python "${DISTSPEC_PYTHON_MACE}")
+set_tests_properties(torch.mace_fast PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200)
+# mace_run_train takes 2 minutes on 2 idle cores, 12 on a loaded machine.
+set_tests_properties(torch.fixtures_fastmace PROPERTIES TIMEOUT 1800)
+if(TARGET distspec_mace_ops)
+  set_tests_properties(torch.mace_fast torch.fixtures_fastmace PROPERTIES
+    ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
+endif()
 
 # torch.wrong_files (and _mace, _sevennet, _nequip): test_wrong_files.py, distspec-export given a file
 # of the wrong kind on every route (--from mace|sevennet|nequip, --deployed, --module, --spec): one
