@@ -201,3 +201,15 @@ if(TARGET distspec_mace_ops)
   set_tests_properties(torch.mace_symmetric_contraction PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
     ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
 endif()
+
+# torch.mace_element_linear: test_mace_element_linear.py, distspec_mace::element_linear
+# (tools/distspec_export/mace_kernels/element_linear.py) against mace-torch's skip_tp of MACE-MP-0 medium's
+# interaction blocks and a product of two paths into one output: value and d/dx on 3 exported elements,
+# fp64 to 1e-12, fp32 to 1e-5; traced by make_fx with symbolic sizes; bad input refused; prints the CPU
+# time against element_linears' fold and mace's skip_tp at 2000 nodes.
+if(TARGET distspec_mace_ops)
+  add_test(NAME torch.mace_element_linear
+    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_element_linear.py" --python "${DISTSPEC_PYTHON_MACE}")
+  set_tests_properties(torch.mace_element_linear PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
+    ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
+endif()

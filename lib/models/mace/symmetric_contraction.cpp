@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "models/mace/cpu_clones.h"
+
 namespace distspec::models::mace {
 
 std::string symmetric_contraction_table_error(const int32_t* monomials, const int32_t* term_offsets,
@@ -31,26 +33,7 @@ std::string symmetric_contraction_table_error(const int32_t* monomials, const in
   return "";
 }
 
-NodesByElement group_by_element(const int64_t* species, int64_t nodes, int64_t elements) {
-  NodesByElement groups;
-  groups.first.assign(elements + 1, 0);
-  for (int64_t n = 0; n < nodes; ++n) ++groups.first[species[n] + 1];
-  for (int64_t e = 0; e < elements; ++e) groups.first[e + 1] += groups.first[e];
-  groups.order.resize(nodes);
-  std::vector<int64_t> next(groups.first.begin(), groups.first.end() - 1);
-  for (int64_t n = 0; n < nodes; ++n) groups.order[next[species[n]]++] = n;
-  return groups;
-}
-
 namespace {
-
-// The hot loops compiled for AVX-512 and AVX2 beside the baseline, the best one chosen when the
-// library loads: the build targets any x86-64, and these loops are the whole cost.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define DISTSPEC_MACE_SC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define DISTSPEC_MACE_SC_CLONES
-#endif
 
 // One element's coefficients of channels [c0, c0 + V) as [terms, V], zero beyond the last channel.
 template <class Real>
@@ -77,7 +60,7 @@ void load_block_factors(const Real* x_node, int64_t components, int64_t width, R
 inline constexpr int64_t kNodeBlock = 4;
 
 template <class Real>
-DISTSPEC_MACE_SC_CLONES void forward_block(const SymmetricContractionTables<Real>& tables, const Real* x,
+DISTSPEC_MACE_CPU_CLONES void forward_block(const SymmetricContractionTables<Real>& tables, const Real* x,
                                            const NodesByElement& nodes, int64_t block, Real* out) {
   constexpr int64_t V = kChannelBlock<Real>, B = kNodeBlock;
   const int64_t C = tables.channels, D = tables.components, c0 = block * V, width = std::min(V, C - c0);
@@ -117,7 +100,7 @@ DISTSPEC_MACE_SC_CLONES void forward_block(const SymmetricContractionTables<Real
 }
 
 template <class Real>
-DISTSPEC_MACE_SC_CLONES void backward_block(const SymmetricContractionTables<Real>& tables, const Real* grad_out,
+DISTSPEC_MACE_CPU_CLONES void backward_block(const SymmetricContractionTables<Real>& tables, const Real* grad_out,
                                             const Real* x, const NodesByElement& nodes, int64_t block,
                                             Real* grad_x) {
   constexpr int64_t V = kChannelBlock<Real>, B = kNodeBlock;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "models/mace/nodes_by_element.h"
 #include "models/mace/symmetric_contraction_layout.h"
 
 namespace distspec::models::mace {
@@ -37,13 +38,6 @@ struct SymmetricContractionTables {
 std::string symmetric_contraction_table_error(const int32_t* monomials, const int32_t* term_offsets,
                                               const int32_t* term_outputs, int64_t n_monomials, int64_t terms,
                                               int64_t components, int64_t outputs);
-
-// The nodes grouped by element: those of element e are order[first[e]] .. order[first[e + 1] - 1].
-// The CPU kernels take one element's nodes at a time, so that its coefficients stay in cache.
-struct NodesByElement {
-  std::vector<int64_t> order, first;
-};
-NodesByElement group_by_element(const int64_t* species, int64_t nodes, int64_t elements);
 
 // The CPU kernels work on blocks of one cache line of channels (8 in float64, 16 in float32);
 // blocks [block_begin, block_end) of every node, so that threads can split the channels.

@@ -7,11 +7,8 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
-#ifdef DISTSPEC_WITH_CUDA
-#include <c10/cuda/CUDAStream.h>
-#endif
-
 #include "models/mace/symmetric_contraction.h"
+#include "models/torch/mace_op_util.h"
 
 namespace distspec::models::torch_kind {
 namespace {
@@ -23,18 +20,6 @@ constexpr const char* kBackward = "distspec_mace::symmetric_contraction_backward
 // How a caller gets tables that keep the contract.
 constexpr const char* kTablesHint =
     "build the tables with distspec_export.mace_kernels.symmetric_contraction.SymmetricContraction.from_mace";
-
-#ifdef DISTSPEC_WITH_CUDA
-// torch's current stream on x's device (this library links no more of the plugin than the kernels).
-void* current_stream(const at::Tensor& x) { return c10::cuda::getCurrentCUDAStream(x.device().index()).stream(); }
-#endif
-
-std::string sizes_of(at::IntArrayRef sizes) {
-  std::string text = "[";
-  for (size_t d = 0; d < sizes.size(); ++d) text += (d ? ", " : "") + std::to_string(sizes[d]);
-  return text + "]";
-}
-std::string sizes_of(const at::Tensor& t) { return sizes_of(t.sizes()); }
 
 void check_table(const char* op, const char* name, const at::Tensor& t, at::ScalarType dtype,
                  const std::vector<int64_t>& sizes, const at::Tensor& x) {
