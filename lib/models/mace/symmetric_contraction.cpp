@@ -122,9 +122,20 @@ DISTSPEC_MACE_CPU_CLONES void backward_block(const SymmetricContractionTables<Re
             grad[b * A + o * V + v] = row[layout.column(o, static_cast<int32_t>(c0 + v))];
       }
       std::fill(grad_factors.begin(), grad_factors.end(), Real(0));
+      // Monomials are sorted by (i, j, k): the partials of rows i and j are summed in registers
+      // while they stay the same, and added to their rows when they change.
+      Real gi[B][V] = {}, gj[B][V] = {};
+      int32_t row_i = 0, row_j = D;
+      const auto flush = [&](Real (&partial)[B][V], int32_t row) {
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t v = 0; v < V; ++v) {
+            grad_factors[b * F + row * V + v] += partial[b][v];
+            partial[b][v] = Real(0);
+          }
+      };
       for (int64_t p = 0; p < tables.n_monomials; ++p) {
         // d(sum grad * out) / d(monomial), then the product rule onto each factor; the
-        // constant's row is never a first factor, and the pass stops at it.
+        // constant's row D is never a first factor, and the pass stops at it.
         Real gm[B][V] = {};
         for (int32_t t = tables.term_offsets[p]; t < tables.term_offsets[p + 1]; ++t) {
           const int64_t o = tables.term_outputs[t] * V;
@@ -133,25 +144,32 @@ DISTSPEC_MACE_CPU_CLONES void backward_block(const SymmetricContractionTables<Re
             for (int64_t v = 0; v < V; ++v) gm[b][v] += wt[v] * grad[b * A + o + v];
         }
         const int32_t i = tables.monomials[3 * p], j = tables.monomials[3 * p + 1], k = tables.monomials[3 * p + 2];
-        // One factor's row at a time: two factors of x_i^2 x_k share a row of grad_factors.
+        if (i != row_i) {
+          flush(gi, row_i);
+          row_i = i;
+        }
+        if (j != row_j) {
+          flush(gj, row_j);
+          row_j = j;
+        }
         for (int64_t b = 0; b < B; ++b) {
-          const Real* f = factors.data() + b * F;
-          Real* g = grad_factors.data() + b * F;
-          for (int64_t v = 0; v < V; ++v) g[i * V + v] += gm[b][v] * f[j * V + v] * f[k * V + v];
+          const Real* __restrict f = factors.data() + b * F;
+          for (int64_t v = 0; v < V; ++v) gi[b][v] += gm[b][v] * f[j * V + v] * f[k * V + v];
         }
         if (j == D) continue;
         for (int64_t b = 0; b < B; ++b) {
-          const Real* f = factors.data() + b * F;
-          Real* g = grad_factors.data() + b * F;
-          for (int64_t v = 0; v < V; ++v) g[j * V + v] += gm[b][v] * f[i * V + v] * f[k * V + v];
+          const Real* __restrict f = factors.data() + b * F;
+          for (int64_t v = 0; v < V; ++v) gj[b][v] += gm[b][v] * f[i * V + v] * f[k * V + v];
         }
         if (k == D) continue;
         for (int64_t b = 0; b < B; ++b) {
-          const Real* f = factors.data() + b * F;
-          Real* g = grad_factors.data() + b * F;
+          const Real* __restrict f = factors.data() + b * F;
+          Real* __restrict g = grad_factors.data() + b * F;
           for (int64_t v = 0; v < V; ++v) g[k * V + v] += gm[b][v] * f[i * V + v] * f[j * V + v];
         }
       }
+      flush(gi, row_i);
+      flush(gj, row_j);
       for (int64_t b = 0; b < count; ++b) {
         Real* g_node = grad_x + (nodes.order[at + b] * C + c0) * D;
         for (int64_t v = 0; v < width; ++v)
