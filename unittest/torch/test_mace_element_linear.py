@@ -9,7 +9,8 @@ input irreps into one output (32x0e+32x0e+16x1o -> 16x0e+16x1o, 5 elements):
 - on rows of 3 exported elements (random columns of the one-hot, in random order), random x: the
   op's value and its gradient with respect to x (torch.autograd.grad with a random cotangent) equal
   skip_tp's given the one-hot of each row's element, relative to their largest magnitude: fp64 within
-  1e-12, fp32 (skip_tp and ours in fp32) within 1e-5;
+  1e-12, fp32 (skip_tp and ours in fp32) within 1e-5; the backward op equals central differences of
+  the forward (gradcheck);
 - traced by make_fx with symbolic sizes (the fake implementations): both ops in the graph, the same
   numbers on another size;
 - bad input gives the op's message: a species outside the exported elements, x of the wrong width,
@@ -110,6 +111,22 @@ def compare_traced(results: Results, tp, gen) -> None:
     results.report(names <= called and deviation == 0.0, "make_fx (symbolic sizes): forward and backward ops traced",
                    f"ops {sorted(c for c in called if 'distspec_mace' in c)}; the graph on 17 rows equals eager "
                    f"to {deviation:.1e}")
+
+
+def compare_finite_differences(results: Results, tp, gen) -> None:
+    """The backward op against central differences of the forward op (torch.autograd.gradcheck, fp64)."""
+    import torch  # noqa: PLC0415
+    from distspec_export.mace_kernels.element_linear import ElementLinear  # noqa: PLC0415
+
+    ours = ElementLinear.from_mace(tp, [1, tp.irreps_in2.dim - 1], torch.float64)
+    x, species = inputs(tp, 2, torch.float64, gen)
+    x, species = x[:4].requires_grad_(True), species[:4]
+    try:
+        ok = torch.autograd.gradcheck(lambda x: ours(x, species), (x,), eps=1e-6, atol=1e-8, rtol=1e-6)
+        detail = f"{x.numel()} inputs, {ours.extra_repr()}"
+    except Exception as e:  # noqa: BLE001 (gradcheck raises where they differ)
+        ok, detail = False, str(e).splitlines()[0]
+    results.report(ok, "d/dx equals central differences of the forward (gradcheck, fp64)", detail)
 
 
 def expect_error(results: Results, label: str, call, *needles: str, kind: type = Exception) -> None:
@@ -214,6 +231,7 @@ def main(argv: list[str]) -> int:
     two_into_one = o3.FullyConnectedTensorProduct(o3.Irreps("32x0e + 32x0e + 16x1o"), o3.Irreps("5x0e"),
                                                   o3.Irreps("16x0e + 16x1o")).double()
     compare(results, "32x0e+32x0e+16x1o -> 16x0e+16x1o (two paths into one output)", two_into_one, gen)
+    compare_finite_differences(results, two_into_one, gen)
     compare_traced(results, model.interactions[1].skip_tp, gen)
     check_errors(results, model.interactions[1].skip_tp)
     if "--no-timing" not in argv:

@@ -14,7 +14,8 @@ basis unless said):
 On rows of 3 exported elements (random rows of the table, in random order), random x: the op's
 value and its gradient with respect to x (torch.autograd.grad with a random cotangent) equal mace's
 module given the one-hot of each row's element, relative to their largest magnitude: fp64 within
-1e-12, fp32 (mace's module and ours in fp32) within 1e-5. The op traced by make_fx with symbolic
+1e-12, fp32 (mace's module and ours in fp32) within 1e-5; the backward op equals central
+differences of the forward (gradcheck, the L = 3 module at correlation 3). The op traced by make_fx with symbolic
 sizes (the fake implementations) gives the same gradient, with the backward op in the graph. Bad
 input gives the op's message: a species outside the exported elements, int32 species, x of the
 wrong shape or channel count, a second derivative, a module that is not mace's. The CPU time of
@@ -118,6 +119,22 @@ def compare_traced(results: Results, module, width: int, gen) -> None:
     results.report(names <= called and deviation == 0.0, "make_fx (symbolic sizes): forward and backward ops traced",
                    f"ops {sorted(c for c in called if 'distspec_mace' in c)}; the graph on 17 rows equals eager "
                    f"to {deviation:.1e}")
+
+
+def compare_finite_differences(results: Results, module, width: int, gen) -> None:
+    """The backward op against central differences of the forward op (torch.autograd.gradcheck, fp64)."""
+    import torch  # noqa: PLC0415
+    from distspec_export.mace_kernels.symmetric_contraction import SymmetricContraction  # noqa: PLC0415
+
+    ours = SymmetricContraction.from_mace(module, [1, width - 1], torch.float64)
+    x, species = inputs(module, 2, torch.float64, gen)
+    x, species = x[:3].requires_grad_(True), species[:3]
+    try:
+        ok = torch.autograd.gradcheck(lambda x: ours(x, species), (x,), eps=1e-6, atol=1e-8, rtol=1e-6)
+        detail = f"{x.numel()} inputs, {ours.extra_repr()}"
+    except Exception as e:  # noqa: BLE001 (gradcheck raises where they differ)
+        ok, detail = False, str(e).splitlines()[0]
+    results.report(ok, "d/dx equals central differences of the forward (gradcheck, fp64)", detail)
 
 
 def expect_error(results: Results, label: str, call, *needles: str, kind: type = Exception) -> None:
@@ -246,6 +263,7 @@ def main(argv: list[str]) -> int:
     mp0_in = "128x0e + 128x1o + 128x2e + 128x3o"
     compare(results, "MACE-MP-0 medium product 0, e3nn's full CG basis",
             built(mp0_in, "128x0e + 128x1o", 3, width, reduced=False), width, gen)
+    compare_finite_differences(results, built(hidden, hidden, 3, 10), 10, gen)
     compare_traced(results, model.products[0].symmetric_contractions, width, gen)
     check_errors(results, model.products[0].symmetric_contractions, width)
     if "--no-timing" not in argv:
