@@ -182,7 +182,8 @@ __global__ void backward_kernel(SplineConvolution<T> conv, int64_t n_out, const 
         dE_dR += xu[i] * t;
       }
       sums[0] += dR * dE_dR;
-      for (int64_t n = p.cg_begin; n < p.cg_end; ++n) {
+      // Y_0 is constant, and its slot holds dE/dr: an l = 0 path adds nothing through Y.
+      for (int64_t n = p.cg_begin; n < p.cg_end && p.y0 > 0; ++n) {
         const int64_t* ijk = conv.cg_ijk + 3 * n;
         sums[p.y0 + ijk[1]] += conv.cg_value[n] * R * xu[ijk[0]] * gu[ijk[2]];
       }
