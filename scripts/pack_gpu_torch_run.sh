@@ -43,7 +43,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES="${DISTSPEC_CUDA_ARCHITECTURES:-90}" \
   -DDISTSPEC_BUILD_TESTS=OFF -DDISTSPEC_BUILD_BENCH=OFF > "$build.configure.log" 2>&1 ||
   { tail -30 "$build.configure.log" >&2; exit 1; }
-cmake --build "$build" -j "${DISTSPEC_JOBS:-2}" --target distspec_plugin > "$build.build.log" 2>&1 ||
+cmake --build "$build" -j "${DISTSPEC_JOBS:-2}" --target distspec_plugin distspec_mace_ops > "$build.build.log" 2>&1 ||
   { grep -m10 -B2 -A10 "error" "$build.build.log" >&2; exit 1; }
 echo "pack_gpu_torch_run: plugin built in $(( $(date +%s) - start )) s" >&2
 
@@ -53,7 +53,7 @@ rm -rf "$out"
 pack_openmpi "$out"
 cp "$DISTSPEC_LAMMPS_2025/build/lmp" "$out/bin/"
 cp -L "$DISTSPEC_LAMMPS_2025/build/liblammps.so.0" "$out/lib/"
-cp -L "$build/libdistspec.so" "$out/lib/"
+cp -L "$build/libdistspec.so" "$build/libdistspec_mace_ops.so" "$out/lib/"  # the MACE kernels beside the plugin, where it looks
 # Everything the binaries load but LibTorch, CUDA and what torch's wheel brings along, and the C++
 # runtime: the machine's own is at least as new as Debian 12's (torch's wheel and what its g++
 # compiles there, OpenEquivariance's ops, need it), and one packed here would come first.
@@ -64,7 +64,7 @@ find "$out/lib" -maxdepth 1 -type f | while read -r f; do
   if basename "$f" | grep -Eq "$skip"; then rm -f "$f"; fi
 done
 # Within the 64 MiB a device call carries: no symbols, and no headers (nothing is built there).
-strip --strip-unneeded "$out/bin/lmp" "$out/lib/liblammps.so.0" "$out/lib/libdistspec.so"
+strip --strip-unneeded "$out/bin/lmp" "$out/lib/liblammps.so.0" "$out/lib/libdistspec.so" "$out/lib/libdistspec_mace_ops.so"
 rm -rf "$out/include"
 # The plugin's own libraries, LibTorch's left out, are those of LAMMPS and OpenMPI already packed.
 cat >> "$out/env.sh" <<'ENV'
