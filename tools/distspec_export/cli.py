@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     choices = result.choices
     if choices:
         kernels = (f"; convolution: {choices['convolution']}; symmetric contraction: {choices['symmetric_contraction']}"
-                   if "convolution" in choices else "")
+                   f"; skip_tp: {choices.get('element_linear', '?')}" if "convolution" in choices else "")
         print(f"  forward: {choices.get('forward', '?')}{kernels}")
         for key in ("why_not_fast", "why_not_ops"):
             if choices.get(key):

@@ -11,7 +11,10 @@ fast MACE forward").
   relative; then the exporter's own check (check.py) on the graph it writes;
 - a 2-head ScaleShiftMACE, head mp, against mace's own evaluation of that head;
 - the force graph's node work: no matrix product over every row, one forward exchange per
-  interaction after the first, as wide as the next convolution's input;
+  interaction after the first, as wide as the next convolution's input, skip_tp by the op
+  distspec_mace::element_linear (where the library loads); the graph traced under rows.every_row()
+  (every node update on every row, DISTSPEC_EXPORT_EVERY_ROW=1) has matrix products over every row
+  and the same values (1e-12);
 - a model the forward does not rebuild (a radial embedding of the elements too: mace's Agnesi
   distance transform): `--accelerate
   auto` exports mace's module whole and says why (the graph's metadata `choices`, which the check
@@ -80,18 +83,20 @@ def compare(results: Results, name: str, mace_module, elements: list[str], cutof
 
 
 def node_work(results: Results, mace_module, elements: list[str], cutoff: float) -> None:
-    """The force graph's rows and exchanges."""
+    """The force graph's rows, exchanges and kernels; the same graph with every node update on every
+    row (rows.every_row()) gives the same values."""
     import torch  # noqa: PLC0415
     from ase.data import atomic_numbers as z_of  # noqa: PLC0415
 
     from distspec_export import check, mace, rows, trace  # noqa: PLC0415
+    from distspec_export.host_ops import HostExchange  # noqa: PLC0415
     from distspec_export.mace_kernels import model as fast_model  # noqa: PLC0415
 
     table = [int(z) for z in mace_module.atomic_numbers.tolist()]
     rebuilt = mace._rebuild_without_codegen(mace_module).to(torch.float64).eval()
     for p in rebuilt.parameters():
         p.requires_grad_(False)
-    fast, _ = fast_model.build(rebuilt, [table.index(z_of[e]) for e in elements], 0, torch.float64)
+    fast, record = fast_model.build(rebuilt, [table.index(z_of[e]) for e in elements], 0, torch.float64)
     example = check.examples(len(elements), cutoff, torch.float64)[0]
     gm = trace.trace_forces(fast, example.inputs, ("distspec_mace",))
     census = rows.census(gm)
@@ -104,6 +109,29 @@ def node_work(results: Results, mace_module, elements: list[str], cutoff: float)
     results.report(sites.get("halo_forward_static", 0) == layers - 1 and width == want,
                    "one exchange per interaction after the first",
                    f"{sites}, comm_width {width} (linear_up of interaction 1: {want} wide; {layers} interactions)")
+    # skip_tp of interaction 1 (residual) by the op where its library loads, else folded (aten only).
+    custom = trace.custom_ops_of(gm)
+    element_linear = {"distspec_mace::element_linear", "distspec_mace::element_linear_backward"}
+    with_ops = "why_not_ops" not in record
+    aten_only = not any(op.startswith("distspec_mace") for op in custom)
+    results.report(element_linear <= set(custom) if with_ops else aten_only,
+                   "skip_tp by distspec_mace::element_linear where the library loads",
+                   f"record {record.get('element_linear')!r}; graph ops {custom}")
+    with rows.every_row():
+        gm_all = trace.trace_forces(fast, example.inputs, ("distspec_mace",))
+    census_all = rows.census(gm_all)
+    n = example.n_owned
+    with HostExchange(example.owner, n).install("cpu"):
+        energies, forces = gm(*example.inputs)[:2]
+        energies_all, forces_all = gm_all(*example.inputs)[:2]
+    scale = max(1.0, float(forces.abs().max()))
+    deviation = max(float((energies[:n] - energies_all[:n]).abs().max()) / max(1.0, float(energies[:n].abs().max())),
+                    float((forces - forces_all).abs().max()) / scale)
+    results.report(census_all["n_rows_matmul"] > 0 and trace.halo_sites(gm_all) == sites and deviation <= 1e-12,
+                   "every_row(): every node update on every row, the same values",
+                   f"matrix products over every row {census_all['n_rows_matmul']} (owned-row graph "
+                   f"{census['n_rows_matmul']}), exchanges {trace.halo_sites(gm_all)}; energies and forces differ by "
+                   f"{deviation:.1e} relative (bound 1e-12)")
 
 
 def agnesi_model():

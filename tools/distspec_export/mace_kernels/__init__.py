@@ -7,5 +7,9 @@ lib/models/mace/), and the modules that call them in place of mace-torch's.
   the export check;
 - symmetric_contraction.py: MACE's symmetric contraction as one sparse op per element;
 - convolution.py: an interaction's convolution with its radial MLP tabulated as splines,
-  messages summed into their receivers without a per-edge tensor.
+  messages summed into their receivers without a per-edge tensor;
+- element_linear.py: skip_tp (the features' tensor product with the element's one-hot) as one
+  matrix product per element's group of nodes;
+- model.py: the fast MACE forward that calls them (module_ops.py: mace's modules behind the same
+  calls, where the library is not there).
 """

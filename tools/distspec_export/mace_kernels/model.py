@@ -10,7 +10,10 @@ scales and shifts the interaction energy. Where it is done differs:
 
 - rows: the contract's edges end on owned rows (a full neighbour list over the owned atoms), so
   every node update runs on the owned rows only [n_owned = N - len(recv_dest), rows.py], and
-  halo rows are read only as senders of a convolution;
+  halo rows are read only as senders of a convolution. Under `rows.every_row()` (or
+  DISTSPEC_EXPORT_EVERY_ROW=1) every node update runs on every row instead, with each interaction
+  k >= 1's input refreshed onto the halo rows at its start, as mace's own layer loop would run under
+  halo exchanges: the same values, the reference of the tests and of bench/owned_rows;
 - layer 0: the node embedding is a linear of the element's one-hot, the first linear up and the
   first residual self-connection are linears of it: three tables of one row per exported element,
   read on every row (the first convolution's senders) without an exchange;
@@ -19,10 +22,11 @@ scales and shifts the interaction energy. Where it is done differs:
   (`halo_forward_static`): one exchange per interaction after the first, as wide as the
   convolution's input (linear_up is row-wise: refreshing its output equals applying it to
   refreshed rows);
-- kernels: the convolution and the symmetric contraction are `distspec_mace` ops where the
-  library loads (convolution.py: the radial MLP as splines of r; symmetric_contraction.py), else
-  mace's own modules with the same calls (module_ops.py); the element's skip_tp is folded to one
-  weight matrix per exported element (element_linears.py);
+- kernels: the convolution, the symmetric contraction and the element's skip_tp are `distspec_mace`
+  ops where the library loads (convolution.py: the radial MLP as splines of r;
+  symmetric_contraction.py; element_linear.py: each node multiplied by its own element's matrices),
+  else mace's own modules with the same calls (module_ops.py), skip_tp folded to one weight matrix
+  per exported element (element_linears.py: every element's product, then the row's own);
 - head: one head of a multi-head model (its readouts' column, E0s, scale and shift).
 
 `why_unsupported(model)` says what of a model this forward does not rebuild ('' where it does);
@@ -94,16 +98,19 @@ def why_unsupported(model: torch.nn.Module) -> str:
 
 @dataclasses.dataclass
 class Kernels:
-    """The modules of the convolutions and symmetric contractions, and what they are."""
+    """The modules of the convolutions, symmetric contractions and skip_tp's, and what they are;
+    `element_linears` None: skip_tp by mace's module (module_ops.ModuleElementLinear, folded)."""
 
     convolutions: list[torch.nn.Module]
     contractions: list[torch.nn.Module]
+    element_linears: list[torch.nn.Module] | None
     record: dict
 
 
 def _op_module(name: str, use_ops: bool):
     """The class `name` of the ops' module (convolution.SplineConvolution,
-    symmetric_contraction.SymmetricContraction) with its library loaded, or why not."""
+    symmetric_contraction.SymmetricContraction, element_linear.ElementLinear) with its library
+    loaded, or why not."""
     if not use_ops:
         return None, "asked for mace-torch's modules"
     try:
@@ -112,6 +119,8 @@ def _op_module(name: str, use_ops: bool):
         library.load()
         if name == "SplineConvolution":
             from .convolution import SplineConvolution as cls  # noqa: PLC0415
+        elif name == "ElementLinear":
+            from .element_linear import ElementLinear as cls  # noqa: PLC0415
         else:
             from .symmetric_contraction import SymmetricContraction as cls  # noqa: PLC0415
     except ImportError as e:
@@ -136,7 +145,7 @@ def kernels(model: torch.nn.Module, element_rows: Sequence[int], dtype: torch.dt
     else:
         convolutions = [module_ops.ModuleConvolution(b, model.radial_embedding, dtype) for b in model.interactions]
         record["convolution"] = "mace-torch's modules"
-        why_modules.append(f"convolution: {why}")
+        why_modules.append(("convolution", why))
     sc_cls, why = _op_module("SymmetricContraction", use_ops)
     products = [p.symmetric_contractions for p in model.products]
     if sc_cls is not None:
@@ -145,10 +154,23 @@ def kernels(model: torch.nn.Module, element_rows: Sequence[int], dtype: torch.dt
     else:
         contractions = [module_ops.ModuleSymmetricContraction(s, element_rows, dtype) for s in products]
         record["symmetric_contraction"] = "mace-torch's modules (per-element weights of the exported elements)"
-        why_modules.append(f"symmetric contraction: {why}")
+        why_modules.append(("symmetric contraction", why))
+    el_cls, why = _op_module("ElementLinear", use_ops)
+    if el_cls is not None:
+        # Built from mace's skip_tp as given: before FastMACE would fold it.
+        skips = [el_cls.from_mace(b.skip_tp, element_rows, dtype) for b in model.interactions]
+        record["element_linear"] = "distspec_mace::element_linear"
+    else:
+        skips = None
+        record["element_linear"] = "mace-torch's skip_tp (folded per exported element where the export folds)"
+        why_modules.append(("element linear", why))
     if why_modules:
-        record["why_not_ops"] = "; ".join(why_modules)
-    return Kernels(convolutions, contractions, record)
+        # One reason (the library not found) is usually every kernel's: said once, naming them.
+        reasons: dict[str, list[str]] = {}
+        for part, why in why_modules:
+            reasons.setdefault(why, []).append(part)
+        record["why_not_ops"] = "; ".join(f"{', '.join(parts)}: {why}" for why, parts in reasons.items())
+    return Kernels(convolutions, contractions, skips, record)
 
 
 class FastMACE(torch.nn.Module):
@@ -163,7 +185,6 @@ class FastMACE(torch.nn.Module):
         width = len(model.atomic_numbers)
         one_hot = torch.zeros(len(element_rows), width, dtype=dtype)
         one_hot[torch.arange(len(element_rows)), torch.as_tensor(list(element_rows))] = 1.0
-        self.register_buffer("one_hot", one_hot)
         self.head = head_index
         blocks = list(model.interactions)
         self.residual = [_class(b) == RESIDUAL for b in blocks]
@@ -182,18 +203,23 @@ class FastMACE(torch.nn.Module):
             self.register_buffer("scale", scale.clone())
             self.register_buffer("shift", shift.clone())
             self.scale_shift = True
-        # The folded skip_tp of each layer after the first (element_linears: one matrix per element);
-        # layer 0's residual is the table sc_0. The products are out of the fold's reach while it
-        # runs: their contractions are the kernels' (`ops`), and the record must not claim mace's.
-        products = model.products
-        model.products = torch.nn.ModuleList()
-        try:
-            element_linears.fold(model, "mace", list(element_rows))
-        finally:
-            model.products = products
+        # skip_tp of each layer (a residual layer 0's is the table sc_0): the op, else mace's module
+        # folded to one matrix per element (element_linears). The products are out of the fold's
+        # reach while it runs: their contractions are the kernels' (`ops`), and the record must not
+        # claim mace's.
+        if ops.element_linears is None:
+            products = model.products
+            model.products = torch.nn.ModuleList()
+            try:
+                element_linears.fold(model, "mace", list(element_rows))
+            finally:
+                model.products = products
+            skips = [module_ops.ModuleElementLinear(b.skip_tp, one_hot) for b in blocks]
+        else:
+            skips = ops.element_linears
         self.linear_up = torch.nn.ModuleList([b.linear_up for b in blocks])
         self.linear = torch.nn.ModuleList([b.linear for b in blocks])
-        self.skip_tp = torch.nn.ModuleList([b.skip_tp for b in blocks])
+        self.skip_tp = torch.nn.ModuleList(skips)
         self.reshape = torch.nn.ModuleList([b.reshape for b in blocks])
         self.avg_num_neighbors = [float(b.avg_num_neighbors) for b in blocks]
         self.product_linear = torch.nn.ModuleList([p.linear for p in model.products])
@@ -216,26 +242,32 @@ class FastMACE(torch.nn.Module):
         # the sender's minus the receiver's, so its gradient is dE/d(contract's edge vector).
         vectors = (positions.index_select(0, receiver) - positions.index_select(0, sender)
                    - edge_shift.index_select(0, order))
-        owned_species = rows.owned(species, n, n_halo)
-        node_attrs = self.one_hot.index_select(0, owned_species)
-        heads = torch.full_like(owned_species, self.head)
-        node_energy = self.e0.index_select(0, owned_species)
+        # The rows node updates run on: the owned ones, or every row (rows.every_row(): the module doc).
+        owned_only = rows.owned_only()
+        node_species = rows.owned(species, n, n_halo) if owned_only else species
+        n_out = n if owned_only else n + n_halo
+        heads = torch.full_like(node_species, self.head)
+        node_energy = self.e0.index_select(0, node_species)
         interaction_energy = None
-        feats = None  # node features of the owned rows after each product
+        feats = None  # node features of the updated rows after each product
         n_layers = len(self.convolutions)
         read = []
         for k in range(n_layers):
             if k == 0:
                 up = self.up_0.index_select(0, species)  # every row: the first convolution's senders
-                sc = self.sc_0.index_select(0, owned_species) if self.residual[0] else None
-            else:
-                sc = self.skip_tp[k](feats, node_attrs) if self.residual[k] else None
+                sc = self.sc_0.index_select(0, node_species) if self.residual[0] else None
+            elif owned_only:
+                sc = self.skip_tp[k](feats, node_species) if self.residual[k] else None
                 up = torch.ops.nvalchemi.halo_forward_static(rows.padded(self.linear_up[k](feats), n_halo), *routing)
-            message = self.convolutions[k](up, vectors, edge_index, n)
+            else:
+                feats = torch.ops.nvalchemi.halo_forward_static(feats, *routing)
+                sc = self.skip_tp[k](feats, species) if self.residual[k] else None
+                up = self.linear_up[k](feats)
+            message = self.convolutions[k](up, vectors, edge_index, n_out)
             message = self.linear[k](message) / self.avg_num_neighbors[k]
             if not self.residual[k]:
-                message = self.skip_tp[k](message, node_attrs)
-            feats = self.contractions[k](self.reshape[k](message), owned_species)
+                message = self.skip_tp[k](message, node_species)
+            feats = self.contractions[k](self.reshape[k](message), node_species)
             feats = self.product_linear[k](feats)
             if self.use_sc[k] and sc is not None:
                 feats = feats + sc

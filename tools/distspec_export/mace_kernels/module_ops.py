@@ -1,7 +1,8 @@
-"""MACE's symmetric contraction and convolution with the calls of the `distspec_mace` ops'
-modules (symmetric_contraction.py, convolution.py), computed by mace-torch's own modules.
+"""MACE's symmetric contraction, convolution and element-dependent linear with the calls of the
+`distspec_mace` ops' modules (symmetric_contraction.py, convolution.py, element_linear.py),
+computed by mace-torch's own modules.
 
-The fast forward (model.py) calls its two kernels through these calls. Where the ops cannot be
+The fast forward (model.py) calls its three kernels through these calls. Where the ops cannot be
 used (the library is not built or not found), these stand in: the forward keeps its owned-row
 work and its tables, and the graph holds aten ops only, which every plugin build runs.
 
@@ -12,7 +13,11 @@ work and its tables, and the graph holds aten ops only, which every plugin build
 - `ModuleConvolution(interaction_block, radial_embedding, dtype)`: `forward(node_feats_up,
   vectors, edge_index, n_out)` = mace's `scatter_sum(conv_tp(node_feats_up[sender], sh(vectors),
   conv_tp_weights(radial(lengths))), receiver, dim_size=n_out)`, with mace's radial basis and
-  polynomial cutoff as RadialEmbeddingBlock applies them.
+  polynomial cutoff as RadialEmbeddingBlock applies them;
+- `ModuleElementLinear(skip_tp, one_hot)`: `forward(x, species)` = mace's `skip_tp(x,
+  one_hot[species])` (one_hot: the model's one-hot row of each exported element), by the module it
+  is given: skip_tp itself, or its fold to one matrix per exported element
+  (element_linears.FoldedTensorProduct), which finds each row's element from the one-hot.
 """
 
 from __future__ import annotations
@@ -86,3 +91,13 @@ class ModuleConvolution(torch.nn.Module):
                                 weights)
         out = messages.new_zeros((n_out, self.width))
         return out.index_add(0, edge_index[1], messages)
+
+
+class ModuleElementLinear(torch.nn.Module):
+    def __init__(self, skip_tp: torch.nn.Module, one_hot: torch.Tensor):
+        super().__init__()
+        self.skip_tp = skip_tp
+        self.register_buffer("one_hot", one_hot.detach().clone())  # [exported elements, the one-hot's width]
+
+    def forward(self, x: torch.Tensor, species: torch.Tensor) -> torch.Tensor:
+        return self.skip_tp(x, self.one_hot.index_select(0, species))
