@@ -74,7 +74,11 @@ mace` with its defaults, the fast MACE forward (doc/mace_kernels.md):
 
   mace_trained_train/mace_trained.model   the file mace_run_train saved (its training folder beside)
   mace_trained.{pt,json,spec.json}     exported from it (TorchScript)
-  ref_mace_trained.json                mace's own MACECalculator on the saved file, fp64
+  mace_trained_aoti.{pt2,json,spec.json}   exported from it as AOTInductor (the default format): the
+                                       distspec_mace ops run through the package's proxy executor,
+                                       which finds them by name when the plugin loads the package
+  ref_mace_trained.json, ref_mace_trained_aoti.json   mace's own MACECalculator on the saved file,
+                                       fp64 (one evaluation, written for each model)
   fixtures_fastmace.json
 
 The `nequip` set (`--set nequip`; DISTSPEC_PYTHON_NEQUIP's environment, with nequip and
@@ -129,7 +133,7 @@ SETS = {  # set: {name: (layers, format)}
     "aimnet": {"aimnet_P3": (3, "aoti"), "aimnet_P3_ts": (3, "torchscript")},
     "sevennet": {"7net0": (5, "aoti"), "7net_l3i5": (5, "torchscript"), "7net_mf0_pbe": (5, "torchscript")},
     "nequip": {"nequip_L3": (3, "torchscript"), "nequip_allegro": (1, "torchscript")},
-    "fastmace": {"mace_trained": (2, "torchscript")},
+    "fastmace": {"mace_trained": (2, "torchscript"), "mace_trained_aoti": (2, "aoti")},
 }
 MANIFEST = {"toy": "fixtures.json", "mace": "fixtures_mace.json", "twin": "fixtures_twin.json",
             "aimnet": "fixtures_aimnet.json", "sevennet": "fixtures_sevennet.json", "nequip": "fixtures_nequip.json",
@@ -161,6 +165,7 @@ COMMAND_LINE = {
                                                       "--accelerate", "none"]),
     "mace_fp64_L2": ("mace", "mace_fp64_L2.model", ["--elements", *ELEMENTS, "--accelerate", "none"]),
     "mace_trained": ("mace", "mace_trained.model", ["--elements", *ELEMENTS]),
+    "mace_trained_aoti": ("mace", "mace_trained.model", ["--elements", *ELEMENTS]),
     "7net_l3i5": ("sevennet", "7net-l3i5", ["--precision", "fp32"]),
     "7net_mf0_pbe": ("sevennet", None, ["--modal", SEVENNET_MODAL, "--precision", "fp32", "--elements", "Si"]),
 }
@@ -265,11 +270,13 @@ def export_from_command_line(out: Path, name: str, model, fmt: str):
 
 
 def fastmace_models(out: Path):
-    """The MACE mace_run_train trains here (mace_trained.py), as the file it saved."""
+    """The MACE mace_run_train trains here (mace_trained.py), as the file it saved, once for
+    every format the set exports it in."""
     import mace_trained  # noqa: PLC0415
 
+    model_file = mace_trained.train(out / FASTMACE_TRAINING)
     for name, (_, fmt) in SETS["fastmace"].items():
-        yield name, mace_trained.train(out / FASTMACE_TRAINING), None, fmt, None, None
+        yield name, model_file, None, fmt, None, None
 
 
 def twin_models():
@@ -432,7 +439,7 @@ def references(which: str, out: Path) -> list[tuple[str, dict]]:
                "type_elements": ELEMENTS, "units": UNITS,
                "n_edges": int(periodic.rows(system, CUTOFF, CUTOFF).edge_index.shape[1])}
         ref.update(mace_model.calculator(str(model_file), system, ELEMENTS))
-        return [("ref_mace_trained.json", ref)]
+        return [(f"ref_{name}.json", ref) for name in SETS["fastmace"]]
     if which == "toy":
         import reference  # noqa: PLC0415
 

@@ -29,7 +29,8 @@
 #                   distspec-export; nequip's own evaluation of each (nequip_model.py); in
 #                   DISTSPEC_PYTHON_NEQUIP's environment; ctest fixture torch_nequip_fixtures.
 #   torch.fixtures_fastmace  a MACE trained here by mace_run_train (mace_trained.py), exported by
-#                   `distspec-export --from mace` with its defaults (the fast MACE forward), and mace's
+#                   `distspec-export --from mace` with its defaults (the fast MACE forward) as
+#                   TorchScript and as AOTInductor (one compile, about a minute), and mace's
 #                   own calculator on the saved file; in DISTSPEC_PYTHON_MACE's environment; ctest
 #                   fixture torch_fastmace_fixtures.
 #   torch.fixtures_sevennet  SevenNet-0 (sevenn, GPL-3.0, exported at test time: 7net0.pt2, fp32) and
@@ -102,8 +103,8 @@ torch_fixture_set(fastmace "${DISTSPEC_PYTHON_MACE}" SHARED_DATA)
 # against mace-torch in fp64 on MACE-MP-0 medium's architecture (forces 1e-4 eV/A, energy 1e-6
 # relative) and on a 2-head model, its node work on owned rows, the exporter's check of its graph, the
 # fallback of a model it does not rebuild. torch.fixtures_fastmace: a MACE mace_run_train trains here,
-# exported by `distspec-export --from mace` (ctest fixture torch_fastmace_fixtures; LAMMPS runs it on 1
-# and 4 ranks, cases/fastmace_trained.json). Both with the distspec_mace ops where this build makes
+# exported by `distspec-export --from mace` (ctest fixture torch_fastmace_fixtures; LAMMPS runs it on 1,
+# 2 and 4 ranks, cases/fastmace_trained*.json). Both with the distspec_mace ops where this build makes
 # their library.
 add_test(NAME torch.mace_fast
   COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_fast.py" --python "${DISTSPEC_PYTHON_MACE}")
