@@ -90,7 +90,8 @@ int print_model_file(const std::string& path) {
       std::fprintf(stderr, "%s: not a LAMMPS potential file that a built-in architecture reads\n", path.c_str());
       return 1;
     }
-    distspec::models::make_model(distspec::models::parse_model_file(bytes, path, ""));  // it must load
+    const auto& architectures = distspec::models::architecture_table();
+    distspec::models::make_model(distspec::models::parse_model_file(bytes, path, "", architectures));  // it must load
     std::printf("%s\n", model->dump(2).c_str());
     return 0;
   } catch (const distspec::Error& e) {

@@ -4,7 +4,6 @@
 
 #include "distspec/error.h"
 #include "models/model_error.h"
-#include "models/model_file.h"
 
 namespace distspec::models {
 
@@ -25,15 +24,6 @@ void ModelOutputs::reset(std::size_t n_rows, const OutputRequest& request, bool 
   forces.assign(n_rows * 3, 0.0);
   energy_rows.assign(request.energy_rows ? n_rows : 0, 0.0);
   virial_rows.assign(request.virial_rows ? n_rows * 6 : 0, 0.0);
-}
-
-ModelInfo info_from(const ModelFile& file) {
-  ModelInfo info;
-  info.architecture = file.architecture;
-  info.units = file.units;
-  info.cutoff = file.cutoff;
-  info.elements = file.elements;
-  return info;
 }
 
 void throw_no_cuda(const std::string& architecture) {

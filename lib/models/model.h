@@ -177,10 +177,6 @@ struct ModelInfo {
   std::vector<std::string> warnings;
 };
 
-struct ModelFile;
-// The fields every model takes from its file as they are: architecture, units, cutoff, elements.
-ModelInfo info_from(const ModelFile& file);
-
 // Throws distspec::Error (model.device): a model was asked for on cuda in a build without CUDA.
 [[noreturn]] void throw_no_cuda(const std::string& architecture);
 

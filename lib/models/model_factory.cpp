@@ -121,6 +121,15 @@ std::optional<DefaultSpec> default_spec(const std::string& architecture) {
   return std::nullopt;
 }
 
+const ArchitectureTable& architecture_table() {
+  static const ArchitectureTable table{architecture_names(), &default_spec, &model_for_foreign_file};
+  return table;
+}
+
+ModelFile read_model_file(const std::string& path, const std::string& spec_override) {
+  return read_model_file(path, spec_override, architecture_table());
+}
+
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   for (const Architecture& a : architectures()) {
     if (a.name != file.architecture || (a.serves && !a.serves(file))) continue;

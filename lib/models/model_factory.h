@@ -26,14 +26,16 @@ const std::vector<std::string>& architecture_names();
 // that is one of those but is broken throws its reader's distspec::Error.
 std::optional<Json> model_for_foreign_file(std::string_view bytes, const std::string& path);
 
-// The spec a model file of `architecture` runs under when it names none: a shipped spec file
-// (potentials/specs/), compiled in. std::nullopt for architectures without one (torch: the
-// exporter writes the model's spec).
-struct DefaultSpec {
-  std::string name;       // "eam_halo.json"
-  std::string_view text;  // its bytes
-};
+// The spec a model file of `architecture` runs under when it names none (model_file.h
+// DefaultSpec). std::nullopt for architectures without one (torch: the exporter writes the
+// model's spec).
 std::optional<DefaultSpec> default_spec(const std::string& architecture);
+
+// The table above, as parse_model_file takes it.
+const ArchitectureTable& architecture_table();
+
+// A model file read with the built-in architectures (model_file.h read_model_file).
+ModelFile read_model_file(const std::string& path, const std::string& spec_override = "");
 
 // Builds the model the file describes, running on `device`; parameter errors point into the
 // file. Device::cuda needs a build with DISTSPEC_ENABLE_CUDA (else distspec::Error, id

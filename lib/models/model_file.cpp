@@ -8,7 +8,6 @@
 #include "distspec/strict_json.h"
 #include "distspec/util/canonical_json.h"
 #include "distspec/util/sha256.h"
-#include "models/model_factory.h"
 #include "models/not_model_file.h"
 
 namespace distspec::models {
@@ -49,7 +48,8 @@ std::vector<std::string> read_elements(const Json& value) {
   return elements;
 }
 
-void read_spec(const Json* value, ModelFile& m, const std::string& spec_override) {
+void read_spec(const Json* value, ModelFile& m, const std::string& spec_override,
+               const ArchitectureTable& architectures) {
   if (!spec_override.empty()) {
     m.spec = read_mlip_spec_file(spec_override);
     m.spec_source = spec_override;
@@ -57,7 +57,7 @@ void read_spec(const Json* value, ModelFile& m, const std::string& spec_override
   }
   if (!value) {
     // A built-in architecture's own spec, compiled in (distspec-spec ARCHITECTURE writes it out).
-    if (const auto builtin = default_spec(m.architecture)) {
+    if (const auto builtin = architectures.default_spec ? architectures.default_spec(m.architecture) : std::nullopt) {
       m.spec_source = builtin->name + " (built in)";
       m.spec = read_mlip_spec(builtin->text, m.spec_source);
       return;
@@ -95,7 +95,8 @@ void read_runtime(const Json& value, ModelFile& m) {
     m.precision = expect_choice(*precision, "/runtime/precision", {"fp64", "fp32"});
 }
 
-ModelFile parse(const Json& root, const std::string& path, const std::string& spec_override) {
+ModelFile parse(const Json& root, const std::string& path, const std::string& spec_override,
+                const ArchitectureTable& architectures) {
   expect_object(root, "",
                 {"format", "format_version", "architecture", "description", "source", "license", "units", "cutoff",
                  "elements", "parameters", "parameters_file", "spec", "runtime"});
@@ -112,7 +113,7 @@ ModelFile parse(const Json& root, const std::string& path, const std::string& sp
     fail_value("/format_version", "expected 1, found " + std::to_string(version),
                "this build reads model-file format version 1");
 
-  m.architecture = expect_choice(require_member(root, "architecture", ""), "/architecture", architecture_names());
+  m.architecture = expect_choice(require_member(root, "architecture", ""), "/architecture", architectures.names);
   for (auto [key, field] : {std::pair{"description", &m.description}, {"source", &m.source}, {"license", &m.license}})
     if (const Json* v = find_member(root, key)) *field = expect_string(*v, std::string("/") + key);
   m.units = expect_choice(require_member(root, "units", ""), "/units", lammps_units());
@@ -136,7 +137,7 @@ ModelFile parse(const Json& root, const std::string& path, const std::string& sp
     open_file(m.parameters_file, "/parameters_file");
   }
 
-  read_spec(find_member(root, "spec"), m, spec_override);
+  read_spec(find_member(root, "spec"), m, spec_override, architectures);
   if (const Json* runtime = find_member(root, "runtime")) read_runtime(*runtime, m);
   return m;
 }
@@ -158,7 +159,8 @@ std::string ModelFile::resolve(const std::string& relative) const {
   return p.is_absolute() ? relative : (fs::path(dir) / p).lexically_normal().string();
 }
 
-ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override) {
+ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override,
+                           const ArchitectureTable& architectures) {
   try {
     Json root;
     try {
@@ -170,12 +172,12 @@ ModelFile parse_model_file(std::string_view bytes, const std::string& path, cons
       if (const auto other = recognise_not_model_file(bytes, path))
         throw Error(model_error_id::not_model_file, "", "this is " + other->looks_like + ", not a DISTSPEC model file",
                     other->hint, path);
-      auto model = model_for_foreign_file(bytes, path);
+      auto model = architectures.foreign_file ? architectures.foreign_file(bytes, path) : std::nullopt;
       if (!model) throw Error(e.id(), e.pointer(), e.message(), model_file_is_json_hint(), path);
       root = std::move(*model);
     }
     if (const auto spec = spec_not_model_file(root)) throw *spec;
-    return parse(root, path, spec_override);
+    return parse(root, path, spec_override, architectures);
   } catch (const Error& e) {
     // Errors of a referenced file (a spec file) already name it; the rest name the model file.
     if (e.file().empty()) throw e.with_file(path);
@@ -183,7 +185,8 @@ ModelFile parse_model_file(std::string_view bytes, const std::string& path, cons
   }
 }
 
-ModelFile read_model_file(const std::string& path, const std::string& spec_override) {
+ModelFile read_model_file(const std::string& path, const std::string& spec_override,
+                          const ArchitectureTable& architectures) {
   std::string bytes;
   try {
     bytes = read_file_bytes(path);
@@ -191,7 +194,16 @@ ModelFile read_model_file(const std::string& path, const std::string& spec_overr
     throw Error(model_error_id::io, "", "cannot read the model file", "check the path (relative to the working directory)",
                 path);
   }
-  return parse_model_file(bytes, path, spec_override);
+  return parse_model_file(bytes, path, spec_override, architectures);
+}
+
+ModelInfo info_from(const ModelFile& file) {
+  ModelInfo info;
+  info.architecture = file.architecture;
+  info.units = file.units;
+  info.cutoff = file.cutoff;
+  info.elements = file.elements;
+  return info;
 }
 
 void check_file_spec(const ModelFile& file, void (*check)(const MLIPSpec&)) {

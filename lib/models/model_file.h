@@ -4,7 +4,7 @@
 //   {
 //     "format": "distspec-model",          required, exactly this string
 //     "format_version": 1,                 required, exactly 1
-//     "architecture": "lj",                required, one of architecture_names() (model_factory.h)
+//     "architecture": "lj",                required, one of the architecture table's names
 //     "description": "...",                optional strings, kept for logs and provenance
 //     "source": "...", "license": "...",
 //     "units": "metal",                    required, a LAMMPS units name the parameters are in
@@ -17,7 +17,7 @@
 //     "spec": {...} | "specs/x.json",      MLIPSpec v2 object inline, or a path to the file
 //                                          nvalchemi wrote (relative to the model file's folder);
 //                                          required unless a spec override is given or the
-//                                          architecture has a default (model_factory.h
+//                                          architecture has a default (the table's
 //                                          default_spec: the shipped spec, compiled in)
 //     "runtime": {                         optional: what a native runtime needs beyond the spec
 //       "autograd_outputs": ["forces"],    outputs taken from autograd (default: none)
@@ -31,12 +31,14 @@
 // is a distspec::Error carrying the model file's name and the JSON pointer of the bad value.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "distspec/spec/mlip_spec.h"
 #include "models/json_fields.h"
+#include "models/model.h"
 
 namespace distspec::models {
 
@@ -72,13 +74,37 @@ struct ModelFile {
   std::string resolve(const std::string& relative) const;
 };
 
+// The spec a model file of an architecture runs under when it names none: a shipped spec file
+// (potentials/specs/), compiled in.
+struct DefaultSpec {
+  std::string name;       // "eam_halo.json"
+  std::string_view text;  // its bytes
+};
+
+// What the parser must know of the architectures. The layer that makes models owns the table and
+// hands it in (model_factory.h architecture_table()), so that reading a file includes nothing
+// above it.
+struct ArchitectureTable {
+  std::vector<std::string> names;  // the values "architecture" may take
+  // The architecture's built-in spec, or std::nullopt (torch: the exporter writes the model's).
+  std::optional<DefaultSpec> (*default_spec)(const std::string& architecture) = nullptr;
+  // The model file (JSON) that a file of another program stands for (a LAMMPS EAM potential file
+  // given to pair_coeff), or std::nullopt; a broken one throws its reader's distspec::Error.
+  std::optional<Json> (*foreign_file)(std::string_view bytes, const std::string& path) = nullptr;
+};
+
 // Parses model-file bytes (the LAMMPS glue reads them on rank 0 and broadcasts; every rank
 // parses); bytes that are no JSON but a file an architecture wraps (a LAMMPS EAM potential file)
-// parse as the model file they stand for (model_factory.h model_for_foreign_file). `path` names the file in errors and anchors relative paths. A non-empty
-// `spec_override` (pair_style distspec spec FILE, relative to the working directory) replaces
-// the model's spec. Throws distspec::Error.
-ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override);
-ModelFile read_model_file(const std::string& path, const std::string& spec_override = "");
+// parse as the model file they stand for (ArchitectureTable::foreign_file). `path` names the file
+// in errors and anchors relative paths. A non-empty `spec_override` (pair_style distspec spec
+// FILE, relative to the working directory) replaces the model's spec. Throws distspec::Error.
+ModelFile parse_model_file(std::string_view bytes, const std::string& path, const std::string& spec_override,
+                           const ArchitectureTable& architectures);
+ModelFile read_model_file(const std::string& path, const std::string& spec_override,
+                          const ArchitectureTable& architectures);
+
+// The fields every model takes from its file as they are: architecture, units, cutoff, elements.
+ModelInfo info_from(const ModelFile& file);
 
 // Runs an architecture's spec rule `check` on the file's spec. Its errors name the spec file, or,
 // for a spec inline in the model file, point under /spec (the caller adds the model file).

@@ -158,7 +158,8 @@ void PairDistspec::load_model(const std::string &model_path)
     const std::string path = find_potential_file(model_path);
     const std::string bytes = read_file_on_rank0(lmp, path);
     model_file_ = std::make_unique<distspec::models::ModelFile>(
-        distspec::models::parse_model_file(bytes, path, settings_.spec_file));
+        distspec::models::parse_model_file(bytes, path, settings_.spec_file,
+                                           distspec::models::architecture_table()));
     if (!settings_.precision.empty()) model_file_->precision = settings_.precision;
     model_file_->edges = settings_.edges;
     model_file_->cuda_graph = settings_.cuda_graph;

@@ -42,7 +42,8 @@ void check_accepted(const distspec::models::ModelFile& file, const distspec::mod
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
-    const distspec::models::ModelFile file = distspec::models::parse_model_file(bytes, model_path(), "");
+    const distspec::models::ModelFile file =
+        distspec::models::parse_model_file(bytes, model_path(), "", distspec::models::architecture_table());
     const auto model = distspec::models::make_model(file, distspec::Device::cpu);
     check_accepted(file, *model);
   } catch (const distspec::Error&) {

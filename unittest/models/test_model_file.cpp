@@ -23,7 +23,7 @@ const std::string kPath = potentials("virtual.json");
 Json shipped(const std::string& name) { return Json::parse(models::read_file_bytes(potentials(name))); }
 
 models::ModelFile parse(const Json& j, const std::string& spec_override = "") {
-  return models::parse_model_file(j.dump(), kPath, spec_override);
+  return models::parse_model_file(j.dump(), kPath, spec_override, models::architecture_table());
 }
 
 // Parses `j` (and builds its model) and expects the error at `pointer` with `message`.
@@ -113,7 +113,8 @@ TEST(ModelFile, LammpsPotentialFileReadsAsItsModelFile) {
     EXPECT_EQ(models::make_model(m)->info().elements, x.elements);
   }
   // Anything else that is not JSON still gets the JSON reader's error.
-  const Error text = error_of([&] { models::parse_model_file("pair_style eam\n", kPath, ""); });
+  const Error text =
+      error_of([&] { models::parse_model_file("pair_style eam\n", kPath, "", models::architecture_table()); });
   EXPECT_NE(text.message().find("invalid JSON"), std::string::npos) << text.what();
 }
 
@@ -215,7 +216,7 @@ TEST(ModelFileErrors, Cutoff) {
   // JSON has no infinity: an overflowing literal is refused by the parser.
   std::string bytes = lj.dump();
   bytes.replace(bytes.find("\"cutoff\":8.5"), 12, "\"cutoff\":1e999");
-  const Error e = error_of([&] { models::parse_model_file(bytes, kPath, ""); });
+  const Error e = error_of([&] { models::parse_model_file(bytes, kPath, "", models::architecture_table()); });
   EXPECT_EQ(e.file(), kPath);
   EXPECT_EQ(e.id(), "spec.parse");
   EXPECT_NE(e.message().find("1e999"), std::string::npos) << e.message();
@@ -260,7 +261,8 @@ TEST(ModelFileErrors, Spec) {
 }
 
 TEST(ModelFileErrors, NotJsonOrNotThere) {
-  const Error syntax = error_of([] { models::parse_model_file("{\"format\": ", kPath, ""); });
+  const Error syntax =
+      error_of([] { models::parse_model_file("{\"format\": ", kPath, "", models::architecture_table()); });
   EXPECT_EQ(syntax.file(), kPath);
   EXPECT_EQ(syntax.id(), "spec.parse");
   const Error missing = error_of([] { models::read_model_file("no/such/model.json"); });
@@ -326,7 +328,7 @@ std::string zip_of(const std::vector<std::pair<std::string, std::string>>& recor
 
 // What pair_coeff says of `bytes` given as the model file `path`.
 Error not_a_model_file(const std::string& bytes, const std::string& path = "run/toy.pt2") {
-  return error_of([&] { models::parse_model_file(bytes, path, ""); });
+  return error_of([&] { models::parse_model_file(bytes, path, "", models::architecture_table()); });
 }
 
 // A file of another kind where the model file belongs: what it looks like (from the records of
@@ -393,7 +395,9 @@ TEST(ModelFileErrors, SpecOrTextWhereTheModelFileBelongs) {
 // no byte outside them (the sanitizer builds check) and says what the file is or is not.
 TEST(ModelFileErrors, DamagedArchivesAreReadWithinTheirBytes) {
   const std::string good = zip_of({{"m/data.pkl", "cmace.modules.models\nMACE\n"}, {"m/version", "3"}}, true);
-  auto read = [](const std::string& bytes) { models::parse_model_file(bytes, "run/toy.pt2", ""); };
+  auto read = [](const std::string& bytes) {
+    models::parse_model_file(bytes, "run/toy.pt2", "", models::architecture_table());
+  };
   for (std::size_t n = 0; n <= good.size(); ++n) EXPECT_THROW(read(good.substr(0, n)), Error) << n;
   for (std::size_t at = 0; at < good.size(); ++at)
     for (char value : {'\0', '\x7f', '\xff'}) {
