@@ -65,7 +65,7 @@ struct ModelFile {
   std::vector<std::string> autograd_outputs;
   ForceStrategy force_strategy = ForceStrategy::analytic;
   std::string precision;  // runtime.precision, or empty: the architecture's own choice
-  // pair_style distspec's `edges` (style_settings.h): "cutoff" or "skin"; read by exported torch
+  // pair_style distspec's `edges` (plan/style_settings.h): "cutoff" or "skin"; read by exported torch
   // graphs only (the native models take the neighbour list as it is).
   std::string edges = "cutoff";
   bool cuda_graph = false;  // pair_style distspec's `cuda_graph`; exported torch graphs on the GPU only

@@ -27,7 +27,7 @@
 #include "neighbor.h"
 #include "pair.h"
 
-#include "models/run_plan.h"
+#include "models/plan/run_plan.h"
 
 #ifdef LMP_KOKKOS
 #include "kokkos_type.h"

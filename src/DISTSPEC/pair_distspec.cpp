@@ -31,7 +31,7 @@
 #include "distspec/spec/helper_record.h"
 #include "models/model_factory.h"
 #include "models/model_error.h"
-#include "models/spec_binding.h"
+#include "models/plan/spec_binding.h"
 #include "models/system_derived.h"
 
 #include <algorithm>

@@ -22,15 +22,15 @@ PairStyle(distspec,PairDistspec);
 #include "lammps_compat.h"
 #include "lammps_halo_exchange_base.h"
 #include "neighbor_builds.h"
-#include "models/style_settings.h"
+#include "models/plan/style_settings.h"
 #include "pair_with_end_of_run.h"
 #include "run_timing.h"
 
 #include "distspec/dispatch/dispatcher.h"
 #include "models/model.h"
 #include "models/model_file.h"
-#include "models/run_plan.h"
-#include "models/spec_binding.h"
+#include "models/plan/run_plan.h"
+#include "models/plan/spec_binding.h"
 
 #include <cstdint>
 #include <memory>

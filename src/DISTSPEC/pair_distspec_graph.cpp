@@ -39,11 +39,11 @@ void PairDistspec::build_graph()
   if (lists_rebuilt) {
     rebuild_edges();
     timing_.lap(RunTiming::edges);
-  } else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
+  } else if (plan_.charges_in_topology) graph_.topology_generation = ++topology_generation_;
 }
 
-// Each row's owned row on this rank, by atom ID (-1 where the atom is owned elsewhere), for a
-// serial model.
+// Each row's owned row on this rank, by atom ID (-1 where the atom is owned elsewhere), where the
+// plan says the graph carries them (a serial model, newton on's ends).
 void PairDistspec::rebuild_owner_rows()
 {
   const int nlocal = atom->nlocal;
@@ -84,7 +84,7 @@ void PairDistspec::rebuild_edges()
   }
   point_graph_at_edges(receivers_.size(), receivers_.data(), offsets_.data(), senders_.data());
   if (plan_.newton_on_ends) order_newton_on_pairs_first(senders_.data());
-  if (model_->info().needs_owner_rows) rebuild_owner_rows();
+  if (plan_.owner_rows) rebuild_owner_rows();
   edges_rebuilt();
 }
 
@@ -124,7 +124,4 @@ void PairDistspec::order_newton_on_pairs_first(int *senders)
     newton_on_ends_rows_[r] = static_cast<int>(mid - senders);
   }
   graph_.newton_on_ends = newton_on_ends_rows_.data();
-  // With the ends, the owner of each halo row (AtomGraph::newton_on_ends): a pair with a periodic
-  // image of this rank's own atom can then be taken once, from newton on's side.
-  rebuild_owner_rows();
 }

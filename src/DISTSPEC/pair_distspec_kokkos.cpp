@@ -143,7 +143,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::compute(int efl
   promote_shard_fields();
   if (lists_rebuilt) rebuild_edge_arrays();
   // Charges are part of the topology a device model caches, and may change every step (fix qeq).
-  else if (graph_.charges && model_->info().reads_charges) graph_.topology_generation = ++topology_generation_;
+  else if (plan_.charges_in_topology) graph_.topology_generation = ++topology_generation_;
   // The model's kernels read the rows next, host kernels or CUDA kernels on their own stream.
   DeviceType().fence();
   timing_.lap(RunTiming::graph);    // `timing yes`: promotion and edge rebuild together
@@ -310,17 +310,17 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_edge_ar
       });
 
   point_graph_at_edges(n_receivers, d_receivers_.data(), d_offsets_.data(), d_senders_.data());
-  if (model_->info().needs_owner_rows) rebuild_owner_rows_view();
   // Host memory (a host space: half lists are for those only), so the plain style's ordering runs
   // on the views as they are.
   if (plan_.newton_on_ends) {
     DeviceType().fence();
     order_newton_on_pairs_first(d_senders_.data());
   }
+  if (plan_.owner_rows) rebuild_owner_rows_view();
   edges_rebuilt();
 }
 
-// A serial model's owner rows (one rank: every atom's owner is local), mapped by atom ID on the
+// The owner rows the plan asks for (a serial model, newton on's ends), mapped by atom ID on the
 // host as the plain style maps them, once per reneighbouring, where DeviceType's kernels and the
 // model read them.
 template <class DeviceType> void PairDistspecKokkos<DeviceType>::rebuild_owner_rows_view()
@@ -342,10 +342,10 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   const int nall = nlocal + atom->nghost;
   const std::size_t n_rows = nall;
   using distspec::models::HaloRows;
-  // Halo-row partials to their owners by the style's own reverse exchange, where the plan says.
-  // Zeroed halo rows are never read: only owned rows are added below.
+  // The plan's one rule for an output's rows (run_plan.h rows_to_host): folded by the style's own
+  // reverse exchange where it says, then its owned rows, or every row where LAMMPS folds them.
   auto settle = [&](double *rows, int width, HaloRows halo_rows) {
-    if (halo_rows == HaloRows::folded) halo_->reverse(distspec::Rows<double>{rows, n_rows, width});
+    if (distspec::models::folded_by_style(halo_rows)) halo_->reverse(distspec::Rows<double>{rows, n_rows, width});
   };
 
   if (eflag_global) eng_vdwl += model_outputs_.energy;
@@ -357,7 +357,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   double *force_data = model_outputs_.device.forces ? model_outputs_.device.forces
                                              : rows_for_device(model_outputs_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
   settle(force_data, 3, plan_.forces);
-  const int force_rows = plan_.forces == HaloRows::host_folds ? nall : nlocal;
+  const int force_rows = distspec::models::rows_to_host(plan_.forces, nlocal, nall);
   {
     auto f = atomKK->k_f.template view<DeviceType>();
     const Kokkos::View<const double *[3], Kokkos::LayoutRight, DeviceType, Unmanaged> forces(force_data, n_rows);

@@ -6,7 +6,6 @@
 
 #include "atom.h"
 
-#include <algorithm>
 
 using namespace LAMMPS_NS;
 
@@ -17,19 +16,18 @@ void PairDistspec::write_back()
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
   const std::size_t n_rows = nall;
-  // The owned rows of `rows` hold the output once this returns (host_folds: every row is
-  // handed to LAMMPS as it is).
+  // The plan's one rule for an output's rows (run_plan.h rows_to_host): folded by the style's own
+  // reverse exchange where it says, then its owned rows hold the output; every row is handed to
+  // LAMMPS where it folds them (host_folds). Zeroed halo rows are never read.
   auto settle = [&](std::vector<double> &rows, int width, HaloRows halo_rows) {
-    if (halo_rows == HaloRows::zeroed)
-      std::fill(rows.begin() + static_cast<std::size_t>(nlocal) * width, rows.begin() + n_rows * width, 0.0);
-    if (halo_rows == HaloRows::folded) halo_->reverse(distspec::Rows<double>{rows.data(), n_rows, width});
+    if (distspec::models::folded_by_style(halo_rows)) halo_->reverse(distspec::Rows<double>{rows.data(), n_rows, width});
   };
 
   if (eflag_global) eng_vdwl += model_outputs_.energy;
 
   double **f = atom->f;
   settle(model_outputs_.forces, 3, plan_.forces);
-  const int force_rows = plan_.forces == HaloRows::host_folds ? nall : nlocal;
+  const int force_rows = distspec::models::rows_to_host(plan_.forces, nlocal, nall);
   for (int i = 0; i < force_rows; ++i)
     for (int c = 0; c < 3; ++c) f[i][c] += model_outputs_.forces[3 * i + c];
 

@@ -9,8 +9,8 @@
 
 #include "models/model_factory.h"
 #include "models/model_file.h"
-#include "models/run_plan.h"
-#include "models/spec_binding.h"
+#include "models/plan/run_plan.h"
+#include "models/plan/spec_binding.h"
 
 namespace distspec {
 namespace {
@@ -28,10 +28,14 @@ struct Needs {
   std::optional<EdgeList> half_list;
   bool newton_on_forces = false;
   bool forces_on_halo_rows = false;
+  bool reads_charges = false;
+  bool needs_owner_rows = false;
 };
 const Needs kPair{"pair (LJ)", EdgeList::half_newton_on};
 const Needs kEam{"EAM", EdgeList::half_newton_off, true};
 const Needs kMessagePassing{"message passing", std::nullopt, false, true};
+const Needs kCharges{"reads charges", std::nullopt, false, true, true};
+const Needs kSerial{"serial (SevenNet's own module)", std::nullopt, false, false, false, true};
 
 struct Row {
   Needs model;
@@ -45,6 +49,8 @@ struct Row {
   bool half_from_full;
   bool newton_on_ends;
   HaloRows forces, energy_rows, virial_rows;
+  bool owner_rows;  // the graph carries each row's owned row
+  bool charges;     // charges are part of the topology (refreshed every step)
 };
 
 models::HostFacts host_of(const Row& row) {
@@ -52,6 +58,7 @@ models::HostFacts host_of(const Row& row) {
   host.newton_pair = row.newton_pair;
   host.takes_half_lists = row.space != Space::kk_device;
   host.half_lists_follow_newton_pair = row.space != Space::plain;
+  host.has_charges = true;  // an atom style with charges: whether the graph's topology holds them is the model's
   return host;
 }
 
@@ -68,6 +75,8 @@ models::ModelInfo info_of(const Needs& needs) {
   info.half_list = needs.half_list;
   info.newton_on_forces = needs.newton_on_forces;
   info.forces_on_halo_rows = needs.forces_on_halo_rows;
+  info.reads_charges = needs.reads_charges;
+  info.needs_owner_rows = needs.needs_owner_rows;
   info.comm_width = 3;
   return info;
 }
@@ -87,39 +96,47 @@ constexpr auto req_full = NeighborRequest::full, req_on = NeighborRequest::half_
 const Row kTable[] = {
   // A pair potential takes newton on's half list where LAMMPS folds ghost forces and no output
   // is owned-only; its ghost partials then go to LAMMPS (forces) or the style's fold (per atom).
-  {kPair, on,  Owned::none,        Space::plain,     off, half_on,  req_on,   false, false, H, F, F},
+  {kPair, on,  Owned::none,        Space::plain,     off, half_on,  req_on,   false, false, H, F, F, false, false},
   // newton off: every rank lists each owned-ghost pair; each rank computes its owned side only,
   // so nothing lands on halo rows.
-  {kPair, off, Owned::none,        Space::plain,     off, half_off, req_off,  false, false, E, E, E},
+  {kPair, off, Owned::none,        Space::plain,     off, half_off, req_off,  false, false, E, E, E, false, false},
   // An owned-only output cannot be folded: newton off's pairs, nothing on halo rows but zeros.
-  {kPair, on,  Owned::forces,      Space::plain,     off, half_off, req_off,  false, false, Z, E, E},
-  {kPair, on,  Owned::energy_rows, Space::plain,     off, half_off, req_off,  false, false, E, Z, E},
-  {kPair, on,  Owned::virial_rows, Space::plain,     off, half_off, req_off,  false, false, E, E, Z},
+  {kPair, on,  Owned::forces,      Space::plain,     off, half_off, req_off,  false, false, Z, E, E, false, false},
+  {kPair, on,  Owned::energy_rows, Space::plain,     off, half_off, req_off,  false, false, E, Z, E, false, false},
+  {kPair, on,  Owned::virial_rows, Space::plain,     off, half_off, req_off,  false, false, E, E, Z, false, false},
   // KOKKOS on the host builds newton on's half list under newton_pair on.
-  {kPair, on,  Owned::none,        Space::kk_host,   off, half_on,  req_on,   false, false, H, F, F},
-  {kPair, off, Owned::none,        Space::kk_host,   off, half_off, req_off,  false, false, E, E, E},
+  {kPair, on,  Owned::none,        Space::kk_host,   off, half_on,  req_on,   false, false, H, F, F, false, false},
+  {kPair, off, Owned::none,        Space::kk_host,   off, half_off, req_off,  false, false, E, E, E, false, false},
   // KOKKOS' device kernels walk full lists: each pair twice, nothing on halo rows.
-  {kPair, on,  Owned::none,        Space::kk_device, off, full,     req_full, false, false, E, E, E},
-  {kPair, off, Owned::none,        Space::kk_device, off, full,     req_full, false, false, E, E, E},
+  {kPair, on,  Owned::none,        Space::kk_device, off, full,     req_full, false, false, E, E, E, false, false},
+  {kPair, off, Owned::none,        Space::kk_device, off, full,     req_full, false, false, E, E, E, false, false},
   // Expanded halo: ghosts are receivers too, over the full list.
-  {kPair, on,  Owned::none,        Space::plain,     on,  full,     req_full, false, false, E, E, E},
+  {kPair, on,  Owned::none,        Space::plain,     on,  full,     req_full, false, false, E, E, E, false, false},
   // EAM takes newton off's list; under newton_pair on it computes newton on's share of it, whose
   // ends the graph gives, and leaves ghost partials that are folded.
-  {kEam,  on,  Owned::none,        Space::plain,     off, half_off, req_off,  false, true,  H, F, F},
-  {kEam,  off, Owned::none,        Space::plain,     off, half_off, req_off,  false, false, E, E, E},
-  {kEam,  on,  Owned::energy_rows, Space::plain,     off, half_off, req_off,  false, false, E, Z, E},
-  {kEam,  on,  Owned::forces,      Space::plain,     off, half_off, req_off,  false, false, Z, E, E},
+  // Newton on's ends come with each row's owner: a pair with an image of the rank's own atom is
+  // taken once.
+  {kEam,  on,  Owned::none,        Space::plain,     off, half_off, req_off,  false, true,  H, F, F, true,  false},
+  {kEam,  off, Owned::none,        Space::plain,     off, half_off, req_off,  false, false, E, E, E, false, false},
+  {kEam,  on,  Owned::energy_rows, Space::plain,     off, half_off, req_off,  false, false, E, Z, E, false, false},
+  {kEam,  on,  Owned::forces,      Space::plain,     off, half_off, req_off,  false, false, Z, E, E, false, false},
   // KOKKOS under newton_pair on builds only newton on's half list: newton off's comes from a full one.
-  {kEam,  on,  Owned::none,        Space::kk_host,   off, half_off, req_full, true,  true,  H, F, F},
-  {kEam,  off, Owned::none,        Space::kk_host,   off, half_off, req_off,  false, false, E, E, E},
-  {kEam,  on,  Owned::none,        Space::kk_device, off, full,     req_full, false, false, E, E, E},
+  {kEam,  on,  Owned::none,        Space::kk_host,   off, half_off, req_full, true,  true,  H, F, F, true,  false},
+  {kEam,  off, Owned::none,        Space::kk_host,   off, half_off, req_off,  false, false, E, E, E, false, false},
+  {kEam,  on,  Owned::none,        Space::kk_device, off, full,     req_full, false, false, E, E, E, false, false},
   // Message passing: full lists, features of halo rows carry gradients back to their owners.
-  {kMessagePassing, on,  Owned::none,   Space::plain,     off, full, req_full, false, false, H, F, F},
-  {kMessagePassing, off, Owned::none,   Space::plain,     off, full, req_full, false, false, F, F, F},
-  {kMessagePassing, on,  Owned::forces, Space::plain,     off, full, req_full, false, false, Z, F, F},
-  {kMessagePassing, off, Owned::forces, Space::plain,     off, full, req_full, false, false, Z, F, F},
-  {kMessagePassing, on,  Owned::none,   Space::kk_device, off, full, req_full, false, false, H, F, F},
-  {kMessagePassing, on,  Owned::none,   Space::plain,     on,  full, req_full, false, false, H, F, F},
+  {kMessagePassing, on,  Owned::none,   Space::plain,     off, full, req_full, false, false, H, F, F, false, false},
+  {kMessagePassing, off, Owned::none,   Space::plain,     off, full, req_full, false, false, F, F, F, false, false},
+  {kMessagePassing, on,  Owned::forces, Space::plain,     off, full, req_full, false, false, Z, F, F, false, false},
+  {kMessagePassing, off, Owned::forces, Space::plain,     off, full, req_full, false, false, Z, F, F, false, false},
+  {kMessagePassing, on,  Owned::none,   Space::kk_device, off, full, req_full, false, false, H, F, F, false, false},
+  {kMessagePassing, on,  Owned::none,   Space::plain,     on,  full, req_full, false, false, H, F, F, false, false},
+  // A model that reads charges (Ewald, PME): they are part of its topology, refreshed every step.
+  {kCharges, on,  Owned::none,   Space::plain,     off, full, req_full, false, false, H, F, F, false, true},
+  {kCharges, off, Owned::none,   Space::kk_device, off, full, req_full, false, false, F, F, F, false, true},
+  // A serial model maps halo rows onto their owners instead of reading them: nothing on halo rows.
+  {kSerial,  on,  Owned::none,   Space::plain,     off, full, req_full, false, false, E, E, E, true,  false},
+  {kSerial,  on,  Owned::none,   Space::kk_device, off, full, req_full, false, false, E, E, E, true,  false},
 };
 // clang-format on
 
@@ -144,6 +161,8 @@ TEST(RunPlan, EveryRowOfTheDecisionTable) {
     EXPECT_EQ(plan.forces, row.forces);
     EXPECT_EQ(plan.energy_rows, row.energy_rows);
     EXPECT_EQ(plan.virial_rows, row.virial_rows);
+    EXPECT_EQ(plan.owner_rows, row.owner_rows);
+    EXPECT_EQ(plan.charges_in_topology, row.charges);
     EXPECT_EQ(plan.expanded(), row.expanded);
   }
 }
@@ -156,14 +175,28 @@ TEST(RunPlan, CommWidthIsTheWidestRowAndAtLeastAVirialFold) {
   EXPECT_EQ(models::plan_run({}, info, {}, HaloStrategy::per_layer).comm_width, 6);
 }
 
+// Both pair styles apply one rule to an output's rows: the style folds `folded` rows, LAMMPS gets
+// every row of `host_folds` rows, and only the owned rows of the rest (zeroed and empty halo rows
+// are never read).
+TEST(RunPlan, OneRuleForAnOutputsRowsInBothStyles) {
+  const int n_owned = 5, n_rows = 12;
+  EXPECT_EQ(models::rows_to_host(HaloRows::host_folds, n_owned, n_rows), n_rows);
+  for (HaloRows rows : {HaloRows::empty, HaloRows::zeroed, HaloRows::folded}) {
+    SCOPED_TRACE(models::halo_rows_name(rows));
+    EXPECT_EQ(models::rows_to_host(rows, n_owned, n_rows), n_owned);
+    EXPECT_EQ(models::folded_by_style(rows), rows == HaloRows::folded);
+  }
+  EXPECT_FALSE(models::folded_by_style(HaloRows::host_folds));
+}
+
 // Over every combination: what LAMMPS and KOKKOS can do bounds what the plan may ask for.
 TEST(RunPlan, InvariantsOverEveryCombination) {
-  for (const Needs& model : {kPair, kEam, kMessagePassing})
+  for (const Needs& model : {kPair, kEam, kMessagePassing, kCharges, kSerial})
     for (bool newton_pair : {true, false})
       for (Owned owned : {Owned::none, Owned::forces, Owned::energy_rows, Owned::virial_rows})
         for (Space space : {Space::plain, Space::kk_host, Space::kk_device})
           for (bool expanded : {false, true}) {
-            const Row row{model, newton_pair, owned, space, expanded, full, req_full, false, false, E, E, E};
+            const Row row{model, newton_pair, owned, space, expanded, full, req_full, false, false, E, E, E, false, false};
             const models::RunPlan plan = plan_of(row);
             SCOPED_TRACE(describe(row) + ": " + plan.describe());
             if (space == Space::kk_device || expanded || !model.half_list) EXPECT_EQ(plan.edge_list, EdgeList::full);

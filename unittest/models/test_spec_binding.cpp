@@ -11,7 +11,7 @@
 #include "models/lj/lj.h"
 #include "models/model_factory.h"
 #include "models/model_file.h"
-#include "models/spec_binding.h"
+#include "models/plan/spec_binding.h"
 
 namespace distspec {
 namespace {

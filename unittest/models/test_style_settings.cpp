@@ -4,7 +4,7 @@
 
 #include "distspec/error.h"
 #include "model_test_util.h"
-#include "models/style_settings.h"
+#include "models/plan/style_settings.h"
 
 namespace distspec::test {
 namespace {

@@ -25,7 +25,7 @@
 #include "models/model_error.h"
 #include "models/model_file.h"
 #include "models/torch/halo_ops.h"
-#include "models/spec_binding.h"
+#include "models/plan/spec_binding.h"
 #include "torch_script.h"
 
 namespace distspec::test {

@@ -1,5 +1,5 @@
 // The output plan derived from an MLIPSpec.
-#include "models/output_plan.h"
+#include "models/plan/output_plan.h"
 
 #include "distspec/error.h"
 

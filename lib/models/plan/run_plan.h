@@ -9,7 +9,7 @@
 
 #include "distspec/dispatch/dispatcher.h"
 #include "models/model.h"
-#include "models/output_plan.h"
+#include "models/plan/output_plan.h"
 
 namespace distspec::models {
 
@@ -54,6 +54,15 @@ enum class HaloRows {
 const char* neighbor_request_name(NeighborRequest request);
 const char* halo_rows_name(HaloRows rows);
 
+// The one rule both pair styles apply to a per-atom output's rows, whatever memory they are in:
+// the style's reverse exchange folds them first where they are `folded`; then every row reaches
+// the host where it folds them itself (`host_folds`), and else the owned rows only. Zeroed and
+// empty halo rows are never read, so neither style writes them.
+inline bool folded_by_style(HaloRows rows) { return rows == HaloRows::folded; }
+inline int rows_to_host(HaloRows rows, int n_owned, int n_rows) {
+  return rows == HaloRows::host_folds ? n_rows : n_owned;
+}
+
 struct RunPlan {
   // The halo strategy that runs: expanded only when asked for and the model has layers to
   // expand (for one layer both strategies are the same computation).
@@ -69,6 +78,13 @@ struct RunPlan {
   struct Inputs {
     bool positions = true, species = true, charges = false;
   } inputs;
+  // The graph carries each row's owned row on this rank (AtomGraph::owner_rows): a serial model
+  // maps halo rows onto their owners (ModelInfo::needs_owner_rows), and newton on's ends take a
+  // pair with a periodic image of the rank's own atom once.
+  bool owner_rows = false;
+  // Charges are part of the topology a device model caches: a new topology generation every step,
+  // not only at a reneighbouring, since charges may change between (fix qeq).
+  bool charges_in_topology = false;
   HaloRows forces = HaloRows::empty;
   HaloRows energy_rows = HaloRows::empty;
   HaloRows virial_rows = HaloRows::empty;

@@ -1,4 +1,4 @@
-#include "models/run_plan.h"
+#include "models/plan/run_plan.h"
 
 #include <algorithm>
 
@@ -64,6 +64,8 @@ RunPlan plan_run(const OutputPlan& outputs, const ModelInfo& info, const HostFac
   // Whether the model leaves nothing on halo rows under this edge list.
   const bool halo_empty =
       !info.forces_on_halo_rows && plan.edge_list != EdgeList::half_newton_on && !plan.newton_on_ends;
+  plan.owner_rows = info.needs_owner_rows || plan.newton_on_ends;
+  plan.charges_in_topology = info.reads_charges && host.has_charges;
   plan.forces = rows_of(outputs.forces_owned_only, halo_empty, host.newton_pair);
   plan.energy_rows = rows_of(outputs.energy_rows_owned_only, halo_empty, false);
   plan.virial_rows = rows_of(outputs.virial_rows_owned_only, halo_empty, false);

@@ -1,4 +1,4 @@
-#include "models/style_settings.h"
+#include "models/plan/style_settings.h"
 
 #include <stdexcept>
 

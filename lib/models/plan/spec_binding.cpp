@@ -1,4 +1,4 @@
-#include "models/spec_binding.h"
+#include "models/plan/spec_binding.h"
 
 #include <algorithm>
 

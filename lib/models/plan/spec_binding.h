@@ -11,7 +11,7 @@
 #include "distspec/dispatch/dispatcher.h"
 #include "distspec/spec/mlip_spec.h"
 #include "models/model.h"
-#include "models/run_plan.h"
+#include "models/plan/run_plan.h"
 
 namespace distspec::models {
 
