@@ -4,11 +4,15 @@
    Along an axis the processor grid does not divide, CommBrick's swaps send a rank's boundary
    atoms to itself: periodic images. Its pair callbacks still pack those rows into the send
    buffer and unpack them from it. A halo exchange whose rows live elsewhere (GPU memory) can
-   copy them in place instead, and recognise such a swap in the callbacks by its send list (a
-   forward pack gets sendlist[iswap]) or by its first ghost and count (a reverse pack gets
-   firstrecv[iswap] and recvnum[iswap]). Every LAMMPS version this package builds with
-   (29 Sep 2021 to 2026) runs a swap as pack, then unpack, with nothing in between when the
-   rank sends to itself.
+   copy them in place instead. Each callback decides from its own arguments and CommBrick's
+   swap tables, never from what an earlier callback left behind: a forward pack recognises the
+   swap by its send list (sendlist[iswap]) and packs nothing, and the forward unpack, by the
+   ghosts it fills (firstrecv[iswap], recvnum[iswap]), copies the swap's listed rows into them;
+   a reverse pack recognises it by those ghosts and packs nothing, and the reverse unpack, by
+   its send list, adds the ghosts onto the listed rows. Pack and unpack of one swap come in
+   that order in every version (CommBrick::forward_comm / reverse_comm of a Pair, 29 Sep 2021
+   to 4 Jul 2026: pack, then, for a swap with itself, unpack of the send buffer); whatever runs
+   between them, the rows are copied when the unpack runs, as a buffer's unpack writes them.
 
    CommBrick keeps the tables protected; a member pointer taken through a derived type is the
    standard way to read them without changing LAMMPS. comm_style tiled is not CommBrick: no
@@ -33,8 +37,8 @@ class CommBrickSwaps {
   CommBrickSwaps() = default;    // recognises none
   explicit CommBrickSwaps(Comm *comm) : brick_(dynamic_cast<CommBrick *>(comm)), me_(comm->me) {}
 
-  // The self swap whose forward pack sends `list`, if the list is one.
-  bool sending(const int *list, SelfSwap &swap) const
+  // The self swap whose send list is `list` (a forward pack, a reverse unpack), if any.
+  bool sends(const int *list, SelfSwap &swap) const
   {
     if (!brick_ || !list) return false;
     const Tables t = Access::read(*brick_);
@@ -43,8 +47,9 @@ class CommBrickSwaps {
     return false;
   }
 
-  // The self swap whose reverse pack reads ghosts [first, first + n), if n > 0 and they are one's.
-  bool receiving(int first, int n, SelfSwap &swap) const
+  // The self swap that fills ghosts [first, first + n) (a forward unpack, a reverse pack), if
+  // n > 0 and they are one's: swaps fill disjoint ranges of ghosts.
+  bool fills(int first, int n, SelfSwap &swap) const
   {
     if (!brick_ || n <= 0) return false;
     const Tables t = Access::read(*brick_);

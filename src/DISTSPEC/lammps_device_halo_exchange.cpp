@@ -6,7 +6,6 @@
 
 #include "distspec/halo/device_staging.h"
 
-#include <utility>
 #include <vector>
 
 using namespace LAMMPS_NS;
@@ -86,45 +85,37 @@ void LammpsDeviceHaloExchange::all_reduce_sum(double *values, std::size_t n)
 
 /* ---------------------------------------------------------------------- */
 
-// A swap with this rank itself (an undivided axis) stays on the device: its rows are copied in
-// place, and only its send list goes up (comm_brick_swaps.h). Other swaps pack on the GPU and
-// cross PCIe through LAMMPS' buffers.
+// A swap with this rank itself (an undivided axis) stays on the device: its pack sends nothing,
+// and its unpack copies the rows in place, with only the send list going up
+// (comm_brick_swaps.h). Other swaps pack on the GPU and cross PCIe through LAMMPS' buffers.
 int LammpsDeviceHaloExchange::pack_forward(int n, const int *list, double *buf)
 {
   if (!block_on_device_) return LammpsHaloExchange::pack_forward(n, list, buf);
   SelfSwap self;
-  if (self_swaps_.sending(list, self)) {
-    packer_.copy_rows(block_, width_, list, n, self.first);
-    skip_unpack_ = true;
-  } else {
-    packer_.pack(block_, width_, list, n, buf);
-  }
+  if (!self_swaps().sends(list, self)) packer_.pack(block_, width_, list, n, buf);
   return n * width_;
 }
 
 void LammpsDeviceHaloExchange::unpack_forward(int n, int first, const double *buf)
 {
   if (!block_on_device_) return LammpsHaloExchange::unpack_forward(n, first, buf);
-  if (std::exchange(skip_unpack_, false)) return;
-  packer_.unpack(buf, n, first, width_, block_);
+  SelfSwap self;
+  if (self_swaps().fills(first, n, self)) packer_.copy_rows(block_, width_, self.list, n, first);
+  else packer_.unpack(buf, n, first, width_, block_);
 }
 
 int LammpsDeviceHaloExchange::pack_reverse(int n, int first, double *buf)
 {
   if (!block_on_device_) return LammpsHaloExchange::pack_reverse(n, first, buf);
   SelfSwap self;
-  if (self_swaps_.receiving(first, n, self)) {
-    packer_.add_rows_back(block_, width_, self.list, n, first);
-    skip_unpack_ = true;
-  } else {
-    packer_.pack_range(block_, first, n, width_, buf);
-  }
+  if (!self_swaps().fills(first, n, self)) packer_.pack_range(block_, first, n, width_, buf);
   return n * width_;
 }
 
 void LammpsDeviceHaloExchange::unpack_reverse(int n, const int *list, const double *buf)
 {
   if (!block_on_device_) return LammpsHaloExchange::unpack_reverse(n, list, buf);
-  if (std::exchange(skip_unpack_, false)) return;
-  packer_.unpack_add(buf, list, n, width_, block_);
+  SelfSwap self;
+  if (self_swaps().sends(list, self)) packer_.add_rows_back(block_, width_, list, n, self.first);
+  else packer_.unpack_add(buf, list, n, width_, block_);
 }

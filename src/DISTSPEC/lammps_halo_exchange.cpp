@@ -5,7 +5,6 @@
 #include "lammps_halo_exchange.h"
 
 #include <algorithm>
-#include <utility>
 
 using namespace LAMMPS_NS;
 
@@ -55,14 +54,9 @@ void LammpsHaloExchange::all_reduce_sum(double *values, std::size_t n)
 
 int LammpsHaloExchange::pack_forward(int n, const int *list, double *buf)
 {
-  const std::size_t w = width_;
   SelfSwap self;
-  if (self_swaps_.sending(list, self)) {
-    for (int i = 0; i < n; ++i)
-      std::copy_n(block_ + list[i] * w, w, block_ + (self.first + static_cast<std::size_t>(i)) * w);
-    skip_unpack_ = true;
-    return n * width_;
-  }
+  if (self_swaps().sends(list, self)) return n * width_;
+  const std::size_t w = width_;
   int m = 0;
   for (int i = 0; i < n; ++i) {
     const double *row = block_ + static_cast<std::size_t>(list[i]) * w;
@@ -73,23 +67,21 @@ int LammpsHaloExchange::pack_forward(int n, const int *list, double *buf)
 
 void LammpsHaloExchange::unpack_forward(int n, int first, const double *buf)
 {
-  if (std::exchange(skip_unpack_, false)) return;
-  std::copy(buf, buf + static_cast<std::size_t>(n) * width_, block_ + static_cast<std::size_t>(first) * width_);
+  const std::size_t w = width_;
+  SelfSwap self;
+  if (self_swaps().fills(first, n, self)) {
+    for (int i = 0; i < n; ++i)
+      std::copy_n(block_ + self.list[i] * w, w, block_ + (first + static_cast<std::size_t>(i)) * w);
+    return;
+  }
+  std::copy(buf, buf + static_cast<std::size_t>(n) * w, block_ + static_cast<std::size_t>(first) * w);
 }
 
 int LammpsHaloExchange::pack_reverse(int n, int first, double *buf)
 {
-  const std::size_t w = width_;
   SelfSwap self;
-  if (self_swaps_.receiving(first, n, self)) {
-    for (int i = 0; i < n; ++i) {
-      const double *from = block_ + (first + static_cast<std::size_t>(i)) * w;
-      double *to = block_ + self.list[i] * w;
-      for (std::size_t c = 0; c < w; ++c) to[c] += from[c];
-    }
-    skip_unpack_ = true;
-    return n * width_;
-  }
+  if (self_swaps().fills(first, n, self)) return n * width_;
+  const std::size_t w = width_;
   const double *rows = block_ + static_cast<std::size_t>(first) * w;
   std::copy(rows, rows + static_cast<std::size_t>(n) * w, buf);
   return n * width_;
@@ -97,10 +89,19 @@ int LammpsHaloExchange::pack_reverse(int n, int first, double *buf)
 
 void LammpsHaloExchange::unpack_reverse(int n, const int *list, const double *buf)
 {
-  if (std::exchange(skip_unpack_, false)) return;
+  const std::size_t w = width_;
+  SelfSwap self;
+  if (self_swaps().sends(list, self)) {
+    for (int i = 0; i < n; ++i) {
+      const double *from = block_ + (self.first + static_cast<std::size_t>(i)) * w;
+      double *to = block_ + list[i] * w;
+      for (std::size_t c = 0; c < w; ++c) to[c] += from[c];
+    }
+    return;
+  }
   int m = 0;
   for (int i = 0; i < n; ++i) {
-    double *row = block_ + static_cast<std::size_t>(list[i]) * width_;
+    double *row = block_ + static_cast<std::size_t>(list[i]) * w;
     for (int c = 0; c < width_; ++c) row[c] += buf[m++];
   }
 }

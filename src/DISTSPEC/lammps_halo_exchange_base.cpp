@@ -34,8 +34,6 @@ void LammpsHaloExchangeBase::check_width(int width) const
 void LammpsHaloExchangeBase::forward(distspec::Rows<double> rows)
 {
   bind(rows);
-  self_swaps_ = CommBrickSwaps(lmp_->comm);
-  skip_unpack_ = false;
   distspec_compat::forward_comm(lmp_->comm, pair_);
   unbind();
 }
@@ -43,11 +41,14 @@ void LammpsHaloExchangeBase::forward(distspec::Rows<double> rows)
 void LammpsHaloExchangeBase::reverse(distspec::Rows<double> rows)
 {
   bind(rows);
-  self_swaps_ = CommBrickSwaps(lmp_->comm);
-  skip_unpack_ = false;
   distspec_compat::reverse_comm(lmp_->comm, pair_);
   unbind();
   zero_halo_rows(rows);
+}
+
+CommBrickSwaps LammpsHaloExchangeBase::self_swaps() const
+{
+  return CommBrickSwaps(lmp_->comm);
 }
 
 void LammpsHaloExchangeBase::all_reduce_host(double *values, std::size_t n) const

@@ -64,11 +64,9 @@ class LammpsHaloExchangeBase : public distspec::HaloExchange {
   // In place over this run's ranks; values in host memory.
   void all_reduce_host(double *values, std::size_t n) const;
 
-  // The swaps this rank makes with itself in the comm call under way (forward() and reverse()
-  // read them when they start): a derived exchange copies those rows in place in pack, and
-  // the unpack that follows finds nothing to do (skip_unpack_).
-  CommBrickSwaps self_swaps_;
-  bool skip_unpack_ = false;
+  // The swaps this rank makes with itself, as LAMMPS' comm has them now: a derived exchange
+  // packs nothing for one and copies its rows in place in the unpack (comm_brick_swaps.h).
+  CommBrickSwaps self_swaps() const;
 
   LAMMPS *lmp_;
   Pair *pair_;

@@ -263,6 +263,8 @@ using HostConstDoubles = Kokkos::View<const double *, LMPHostType, Kokkos::Memor
 
 template <class DeviceType> int LammpsHaloExchangeKokkos<DeviceType>::pack_forward(int n, const int *list, double *buf)
 {
+  SelfSwap self;
+  if (self_swaps().sends(list, self)) return n * width_;
   const std::size_t size = std::size_t(n) * width_;
   if (kHostReadable) {
     pack_rows<LMPHostType>(n, h_block_, HostInts(list, n), HostDoubles(buf, size));
@@ -277,6 +279,17 @@ template <class DeviceType> int LammpsHaloExchangeKokkos<DeviceType>::pack_forwa
 
 template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::unpack_forward(int n, int first, const double *buf)
 {
+  SelfSwap self;
+  if (self_swaps().fills(first, n, self)) {
+    if (kHostReadable) {
+      copy_rows<LMPHostType>(n, first, h_block_, HostInts(self.list, n));
+      LMPHostType().fence();
+    } else {
+      copy_rows<DeviceType>(n, first, d_block_, swap_list(self.list, n));
+      DeviceType().fence();
+    }
+    return;
+  }
   const std::size_t size = std::size_t(n) * width_;
   if (kHostReadable) {
     unpack_rows<LMPHostType>(n, first, h_block_, HostConstDoubles(buf, size));
@@ -291,6 +304,8 @@ template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::unpack_fo
 
 template <class DeviceType> int LammpsHaloExchangeKokkos<DeviceType>::pack_reverse(int n, int first, double *buf)
 {
+  SelfSwap self;
+  if (self_swaps().fills(first, n, self)) return n * width_;
   const std::size_t size = std::size_t(n) * width_;
   if (kHostReadable) {
     pack_rows_range<LMPHostType>(n, first, h_block_, HostDoubles(buf, size));
@@ -305,6 +320,17 @@ template <class DeviceType> int LammpsHaloExchangeKokkos<DeviceType>::pack_rever
 
 template <class DeviceType> void LammpsHaloExchangeKokkos<DeviceType>::unpack_reverse(int n, const int *list, const double *buf)
 {
+  SelfSwap self;
+  if (self_swaps().sends(list, self)) {
+    if (kHostReadable) {
+      add_rows_back<LMPHostType>(n, self.first, h_block_, HostInts(list, n));
+      LMPHostType().fence();
+    } else {
+      add_rows_back<DeviceType>(n, self.first, d_block_, swap_list(list, n));
+      DeviceType().fence();
+    }
+    return;
+  }
   const std::size_t size = std::size_t(n) * width_;
   if (kHostReadable) {
     unpack_add_rows<LMPHostType>(n, h_block_, HostInts(list, n), HostConstDoubles(buf, size));

@@ -10,7 +10,8 @@
    - the classic path (host execution spaces; every reverse comm of a pair in 2021) calls the
      host callbacks with host buffers and send lists. Where DeviceType's memory is host memory
      the kernels run on the rows themselves; otherwise they run on DeviceType, and only the
-     swap's buffer (and its send list) crosses PCIe, never the block.
+     swap's buffer (and its send list) crosses PCIe, never the block. A swap with this rank
+     itself packs nothing and copies its rows in place in the unpack (comm_brick_swaps.h).
    Rows in GPU memory on one rank skip LAMMPS' comm: every ghost is an image of an owned atom,
    and an index map (LammpsSelfImages) exchanges them on the model's stream, so that the host
    waits for nothing. On more ranks, Kokkos' stream is ordered after the model's by a CUDA event
@@ -87,6 +88,12 @@ template <class DeviceType> class LammpsHaloExchangeKokkos final : public Lammps
   template <class Space, class Rows, class Buf> static void pack_rows_range(int n, int first, const Rows &rows, const Buf &buf);
   template <class Space, class Rows, class List, class Buf>
   static void unpack_add_rows(int n, const Rows &rows, const List &list, const Buf &buf);
+  // A swap with this rank itself, in place (comm_brick_swaps.h): rows[first + i] = rows[list[i]];
+  // rows[list[i]] += rows[first + i].
+  template <class Space, class Rows, class List>
+  static void copy_rows(int n, int first, const Rows &rows, const List &list);
+  template <class Space, class Rows, class List>
+  static void add_rows_back(int n, int first, const Rows &rows, const List &list);
   // fp32 blocks travel as fp64 so reverse sums accumulate in fp64 and round once.
   template <class From, class To> static void convert(const char *label, std::size_t n, const From *from, To *to);
 
@@ -172,6 +179,30 @@ void LammpsHaloExchangeKokkos<DeviceType>::unpack_add_rows(int n, const Rows &ro
       "DistSpec::LammpsHaloExchangeKokkos::unpack_reverse", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
         const int j = list(i);
         for (int c = 0; c < width; ++c) rows(j, c) += buf(i * width + c);
+      });
+}
+
+template <class DeviceType>
+template <class Space, class Rows, class List>
+void LammpsHaloExchangeKokkos<DeviceType>::copy_rows(int n, int first, const Rows &rows, const List &list)
+{
+  const int width = rows.extent(1);
+  Kokkos::parallel_for(
+      "DistSpec::LammpsHaloExchangeKokkos::copy_self_swap", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
+        const int j = list(i);
+        for (int c = 0; c < width; ++c) rows(first + i, c) = rows(j, c);
+      });
+}
+
+template <class DeviceType>
+template <class Space, class Rows, class List>
+void LammpsHaloExchangeKokkos<DeviceType>::add_rows_back(int n, int first, const Rows &rows, const List &list)
+{
+  const int width = rows.extent(1);
+  Kokkos::parallel_for(
+      "DistSpec::LammpsHaloExchangeKokkos::add_self_swap", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
+        const int j = list(i);
+        for (int c = 0; c < width; ++c) rows(j, c) += rows(first + i, c);
       });
 }
 
