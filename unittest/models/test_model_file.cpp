@@ -26,14 +26,19 @@ models::ModelFile parse(const Json& j, const std::string& spec_override = "") {
   return models::parse_model_file(j.dump(), kPath, spec_override, models::architecture_table());
 }
 
-// Parses `j` (and builds its model) and expects the error at `pointer` with `message`.
-void expect_error(const Json& j, const std::string& pointer, const std::string& message, const std::string& id = "") {
+// Parses `j` (and builds its model) and expects the error at `pointer` with `message`, and the
+// `id` and `hint` where given.
+void expect_error(const Json& j, const std::string& pointer, const std::string& message, const std::string& id = "",
+                  const std::string& hint = "") {
   const Error e = error_of([&] { models::make_model(parse(j)); });
   EXPECT_EQ(e.file(), kPath);
   EXPECT_EQ(e.pointer(), pointer);
   EXPECT_EQ(e.message(), message);
   if (!id.empty()) {
     EXPECT_EQ(e.id(), id);
+  }
+  if (!hint.empty()) {
+    EXPECT_EQ(e.hint(), hint);
   }
 }
 
@@ -188,12 +193,17 @@ TEST(ModelFile, RuntimeDefaultsAndValues) {
 
 TEST(ModelFileErrors, TopLevelValues) {
   const Json lj = shipped("lj_argon.json");
-  expect_error(with(lj, "/format", "nvalchemi"), "/format", "expected \"distspec-model\", found \"nvalchemi\"");
+  expect_error(with(lj, "/format", "nvalchemi"), "/format", "expected \"distspec-model\", found \"nvalchemi\"",
+               "model.value", "this is not a DISTSPEC model file");
   expect_error(with(lj, "/format_version", 2), "/format_version", "expected 1, found 2");
   expect_error(without(lj, "architecture"), "/architecture", "missing required key 'architecture'", "model.missing_key");
-  expect_error(with(lj, "/units", "eV"), "/units", "unknown value 'eV'", "model.value");
-  expect_error(with(lj, "/parameter_file", "x"), "/parameter_file", "unknown key 'parameter_file'", "model.unknown_key");
-  expect_error(with(lj, "/runtime/force_strategy", "magic"), "/runtime/force_strategy", "unknown value 'magic'");
+  expect_error(with(lj, "/units", "eV"), "/units", "unknown value 'eV'", "model.value",
+               "expected one of lj, real, metal, si, cgs, electron, micro, nano");
+  expect_error(with(lj, "/parameter_file", "x"), "/parameter_file", "unknown key 'parameter_file'", "model.unknown_key",
+               "expected one of format, format_version, architecture, description, source, license, units, cutoff, "
+               "elements, parameters, parameters_file, spec, runtime");
+  expect_error(with(lj, "/runtime/force_strategy", "magic"), "/runtime/force_strategy", "unknown value 'magic'",
+               "model.value", "expected one of analytic, autograd");
   expect_error(with(lj, "/runtime/autograd_outputs", {"forces", 1}), "/runtime/autograd_outputs/1",
                "expected a string, found an integer");
 }
@@ -246,8 +256,8 @@ TEST(ModelFileErrors, Spec) {
   const Json lj = shipped("lj_argon.json");
   expect_error(with(without(lj, "spec"), "/architecture", "torch"), "/spec", "missing required key 'spec'");
   expect_error(with(lj, "/spec", 2), "/spec", "expected an MLIPSpec object or a path string, found an integer");
-  expect_error(with(lj, "/spec", "specs/nope.json"), "/spec",
-               "cannot read file '" + potentials("specs/nope.json") + "'");
+  // A spec file the model file names that cannot be read: a case row (errors_model_lj.json
+  // model_spec_path_missing), the route by which a spec file reaches the style (unittest/README.md).
   // An inline spec's errors point into the model file.
   Json spec = Json::parse(models::read_file_bytes(potentials("specs/lj_halo.json")));
   spec["core"]["policy"]["kind"] = "halo2";
@@ -255,6 +265,7 @@ TEST(ModelFileErrors, Spec) {
   EXPECT_EQ(e.file(), kPath);
   EXPECT_EQ(e.pointer(), "/spec/core/policy/kind");
   EXPECT_EQ(e.message(), "unknown policy 'halo2'");
+  EXPECT_EQ(e.hint(), "expected one of local, shard, graph_parallel, halo, refresh_halo");
   // An override that cannot be read is named as such.
   const Error o = error_of([&] { parse(lj, "no/such/spec.json"); });
   EXPECT_EQ(o.file(), "no/such/spec.json");
