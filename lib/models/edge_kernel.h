@@ -206,18 +206,18 @@ struct EdgeKernelCall {
 };
 
 // Registers a CPU edge kernel for `op`, which takes the five edge tensors and `extra_args`
-// more, and is called with an EdgeOpState<Constants>: the registry's untyped call becomes one
-// typed call, so that the kernel's signature names what it reads.
-template <class Constants>
-void add_edge_kernel(OpRegistry& registry, const char* op, std::size_t extra_args,
+// more, and whose handle declares EdgeOpState<Constants> on the CPU: the edge arrays are
+// unpacked and checked once here, so that the kernel's signature names what it reads.
+template <class Constants, class CudaState>
+void add_edge_kernel(OpRegistry& registry, const Op<EdgeOpState<Constants>, CudaState>& op, std::size_t extra_args,
                      void (*kernel)(const EdgeKernelCall<Constants>&)) {
-  registry.add(op, Device::cpu, [op, extra_args, kernel](Span<const TensorRef> args, Span<const TensorRef> outs,
-                                                        const void* state) {
-    const auto& s = *static_cast<const EdgeOpState<Constants>*>(state);
-    expect_count(op, "arguments", args.size(), kEdgeArgCount + extra_args);
-    const EdgeKernelCall<Constants> call{op,
+  const char* name = op.qualname;
+  registry.add<Device::cpu>(op, [name, extra_args, kernel](Span<const TensorRef> args, Span<const TensorRef> outs,
+                                                           const EdgeOpState<Constants>& s) {
+    expect_count(name, "arguments", args.size(), kEdgeArgCount + extra_args);
+    const EdgeKernelCall<Constants> call{name,
                                          *s.constants,
-                                         unpack_edge_args(op, args, s.constants->n_species, s.call),
+                                         unpack_edge_args(name, args, s.constants->n_species, s.call),
                                          Span<const TensorRef>(args.data() + kEdgeArgCount, extra_args),
                                          outs,
                                          s.call};

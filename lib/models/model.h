@@ -135,7 +135,7 @@ struct ModelInfo {
   // scatter_mode corrects them, and the host refuses any other.
   bool halo_scatter_corrections = false;
   int comm_width = 0;                // widest node row exchanged per atom (doubles)
-  std::vector<std::string> ops;      // qualnames the model calls through the dispatcher
+  std::vector<OpUse> ops;            // the ops the model calls through the dispatcher (their handles)
   // Ops of the same family that a spec written for this model may adapt although this model
   // never calls them (nvalchemi's Ewald spec adapts the batched and slab-correction kernels
   // beside the single-system one). An adapter for any other op means the spec was written for

@@ -15,6 +15,11 @@
 #include "recording_halo.h"
 
 namespace distspec {
+
+// A state no test op's handle declares; outside the anonymous namespace so that its spelling in
+// error messages is the same for every compiler.
+struct OtherState {};
+
 namespace {
 
 using test::error_of;
@@ -31,6 +36,11 @@ DistributionSpec spec_of(const std::string& kind, std::vector<OpAdapter> ops = {
 }
 
 using Log = std::vector<std::string>;
+
+// The test ops: test::plain logs the string it is called with, the others read no state.
+constexpr Op<NoState> kProbe{"test::probe"}, kSlow{"test::slow"}, kIdle{"test::idle"}, kCalled{"test::called"},
+    kBatchedVariant{"test::batched_variant"}, kOp{"test::op"};
+constexpr Op<std::string> kPlain{"test::plain"};
 
 TEST(Dispatcher, HaloScatterIsReverseThenForward) {
   RecordingHalo halo = small_halo();
@@ -89,7 +99,7 @@ TEST(Dispatcher, OpTransformsRunInTheSpecsOrder) {
   OpRegistry registry;
   std::vector<double> seen_arg0;
   std::size_t seen_arg1_rows = 0;
-  registry.add("test::probe", Device::cpu, [&](Span<const TensorRef> args, Span<const TensorRef> outs, const void*) {
+  registry.add<Device::cpu>(kProbe, [&](Span<const TensorRef> args, Span<const TensorRef> outs, const NoState&) {
     halo.log.push_back("kernel");
     const double* a0 = args[0].as<double>();
     seen_arg0.assign(a0, a0 + args[0].size());
@@ -100,11 +110,11 @@ TEST(Dispatcher, OpTransformsRunInTheSpecsOrder) {
   });
   const OpAdapter probe("test::probe", {{0, ArgTransform::gather_inputs}, {1, ArgTransform::slice_owned}},
                         {{0, OutputTransform::scatter_outputs}, {1, OutputTransform::all_reduce_sum}});
-  Dispatcher d(spec_of("halo", {probe}), Device::cpu, {"test::probe"}, 2, HaloStrategy::per_layer, registry);
+  Dispatcher d(spec_of("halo", {probe}), Device::cpu, {kProbe}, 2, HaloStrategy::per_layer, registry);
   d.attach(halo);
   std::vector<double> features{7, 8, 0, 0, 0}, positions(15, 0.0), per_row(5, 0.0), total(1, 0.0);
-  d.call("test::probe", {TensorRef::of(features.data(), 5), TensorRef::of(positions.data(), 5, 3)},
-         {TensorRef::of(per_row.data(), 5), TensorRef::of(total.data(), 1)}, nullptr);
+  d.call(kProbe, {TensorRef::of(features.data(), 5), TensorRef::of(positions.data(), 5, 3)},
+         {TensorRef::of(per_row.data(), 5), TensorRef::of(total.data(), 1)}, NoState{});
   EXPECT_EQ(halo.log, (Log{"forward", "kernel", "reverse", "forward", "all_reduce"}));
   EXPECT_EQ(seen_arg0, (std::vector<double>{7, 8, 7, 8, 7}));
   EXPECT_EQ(seen_arg1_rows, 2u);
@@ -119,18 +129,18 @@ TEST(Dispatcher, OpTransformsRunInTheSpecsOrder) {
 TEST(Dispatcher, OpTimingSplitsTheKernelFromItsAdapter) {
   RecordingHalo halo = small_halo();
   OpRegistry registry;
-  registry.add("test::slow", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {
+  registry.add<Device::cpu>(kSlow, [](Span<const TensorRef>, Span<const TensorRef>, const NoState&) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   });
-  registry.add("test::idle", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  registry.add<Device::cpu>(kIdle, [](Span<const TensorRef>, Span<const TensorRef>, const NoState&) {});
   const OpAdapter slow("test::slow", {}, {{0, OutputTransform::all_reduce_sum}});
-  Dispatcher d(spec_of("halo", {slow}), Device::cpu, {"test::slow", "test::idle"}, 2, HaloStrategy::per_layer, registry);
+  Dispatcher d(spec_of("halo", {slow}), Device::cpu, {kSlow, kIdle}, 2, HaloStrategy::per_layer, registry);
   d.attach(halo);
   ASSERT_EQ(d.op_timing().size(), 2u);
   EXPECT_EQ(d.op_timing().at("test::idle").calls, 0u);
   double total = 0.0;
-  d.call("test::slow", {}, {TensorRef::of(&total, 1)}, nullptr);
-  d.call("test::slow", {}, {TensorRef::of(&total, 1)}, nullptr);
+  d.call(kSlow, {}, {TensorRef::of(&total, 1)}, NoState{});
+  d.call(kSlow, {}, {TensorRef::of(&total, 1)}, NoState{});
   const OpTiming& t = d.op_timing().at("test::slow");
   EXPECT_EQ(t.calls, 2u);
   EXPECT_GE(t.kernel_seconds, 0.1);
@@ -145,13 +155,12 @@ TEST(Dispatcher, OpTimingSplitsTheKernelFromItsAdapter) {
 TEST(Dispatcher, OpsWithoutAdapterPassThrough) {
   RecordingHalo halo = small_halo();
   OpRegistry registry;
-  registry.add("test::plain", Device::cpu, [&](Span<const TensorRef>, Span<const TensorRef>, const void* state) {
-    halo.log.push_back(*static_cast<const std::string*>(state));
+  registry.add<Device::cpu>(kPlain, [&](Span<const TensorRef>, Span<const TensorRef>, const std::string& state) {
+    halo.log.push_back(state);
   });
-  Dispatcher d(spec_of("halo"), Device::cpu, {"test::plain"}, 2, HaloStrategy::per_layer, registry);
+  Dispatcher d(spec_of("halo"), Device::cpu, {kPlain}, 2, HaloStrategy::per_layer, registry);
   d.attach(halo);
-  const std::string state = "kernel";
-  d.call("test::plain", {}, {}, &state);
+  d.call(kPlain, {}, {}, std::string("kernel"));
   EXPECT_EQ(halo.log, Log{"kernel"});
 }
 
@@ -160,12 +169,12 @@ TEST(Dispatcher, OpsWithoutAdapterPassThrough) {
 TEST(Dispatcher, AdjointsOfTheTransforms) {
   RecordingHalo halo = small_halo();
   OpRegistry registry;
-  registry.add("test::probe", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  registry.add<Device::cpu>(kProbe, [](Span<const TensorRef>, Span<const TensorRef>, const NoState&) {});
   const OpAdapter probe("test::probe", {{0, ArgTransform::gather_inputs}, {1, ArgTransform::slice_owned}},
                         {{0, OutputTransform::scatter_outputs},
                          {1, OutputTransform::all_reduce_sum},
                          {2, OutputTransformEntry(OutputTransform::all_reduce_sum, true)}});
-  Dispatcher d(spec_of("halo", {probe}), Device::cpu, {"test::probe"}, 2, HaloStrategy::per_layer, registry);
+  Dispatcher d(spec_of("halo", {probe}), Device::cpu, {kProbe}, 2, HaloStrategy::per_layer, registry);
   d.attach(halo);
 
   // Outputs: the partial gradient of a per-row scatter output is reverse-summed and refreshed;
@@ -192,13 +201,13 @@ TEST(Dispatcher, AdjointsOfTheTransforms) {
 TEST(Dispatcher, AdaptersOfOpsTheModelNeverCallsAreNotBound) {
   RecordingHalo halo = small_halo();
   OpRegistry registry;
-  registry.add("test::called", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  registry.add<Device::cpu>(kCalled, [](Span<const TensorRef>, Span<const TensorRef>, const NoState&) {});
   const OpAdapter batched("test::batched_variant", {{0, ArgTransform::slice_owned}});
-  Dispatcher d(spec_of("halo", {OpAdapter("test::called"), batched}), Device::cpu, {"test::called"}, 2,
+  Dispatcher d(spec_of("halo", {OpAdapter("test::called"), batched}), Device::cpu, {kCalled}, 2,
                HaloStrategy::per_layer, registry);
   d.attach(halo);
-  EXPECT_NO_THROW(d.call("test::called", {}, {}, nullptr));
-  const Error e = error_of([&] { d.call("test::batched_variant", {}, {}, nullptr); });
+  EXPECT_NO_THROW(d.call(kCalled, {}, {}, NoState{}));
+  const Error e = error_of([&] { d.call(kBatchedVariant, {}, {}, NoState{}); });
   EXPECT_EQ(e.message(), "op 'test::batched_variant' was not bound when the model was set up");
   const OpAdapter sharded("test::batched_variant", {{0, ArgTransform::gather_inputs_full}});
   const Error checked = error_of([&] {
@@ -219,7 +228,7 @@ TEST(Dispatcher, RefusesWhatSpatialDecompositionCannotRun) {
   EXPECT_NO_THROW(Dispatcher(spec_of("local"), Device::cpu, {}, 1, HaloStrategy::per_layer, OpRegistry{}));
 
   OpRegistry registry;
-  registry.add("test::op", Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+  registry.add<Device::cpu>(kOp, [](Span<const TensorRef>, Span<const TensorRef>, const NoState&) {});
   const OpAdapter full("test::op", {{0, ArgTransform::slice_owned}, {1, ArgTransform::gather_inputs_full}});
   const Error f = error_of([&] { Dispatcher(spec_of("halo", {full}), Device::cpu, {}, 2, HaloStrategy::per_layer, registry); });
   EXPECT_EQ(f.pointer(), "/core/custom_ops/0/arg_transforms/1/type");
@@ -231,15 +240,50 @@ TEST(Dispatcher, RefusesWhatSpatialDecompositionCannotRun) {
 TEST(Dispatcher, UnknownOpsNameTheRegisteredOnes) {
   OpRegistry registry;
   for (const char* name : {"b::two", "a::one"})
-    registry.add(name, Device::cpu, [](Span<const TensorRef>, Span<const TensorRef>, const void*) {});
+    registry.add<Device::cpu>(Op<NoState>{name}, [](Span<const TensorRef>, Span<const TensorRef>, const NoState&) {});
   const Error spec_op = error_of(
-      [&] { Dispatcher(spec_of("halo", {OpAdapter("nope::op")}), Device::cpu, {"nope::op"}, 2, HaloStrategy::per_layer, registry); });
+      [&] { Dispatcher(spec_of("halo", {OpAdapter("nope::op")}), Device::cpu, {Op<NoState>{"nope::op"}}, 2, HaloStrategy::per_layer, registry); });
   EXPECT_EQ(spec_op.pointer(), "/core/custom_ops/0/op");
   EXPECT_EQ(spec_op.message(), "no loaded kernel provides op 'nope::op' on cpu");
   EXPECT_EQ(spec_op.hint(), "registered ops: a::one, b::two");
-  const Error model_op = error_of([&] { Dispatcher(spec_of("halo"), Device::cuda, {"a::one"}, 2, HaloStrategy::per_layer, registry); });
+  const Error model_op = error_of([&] { Dispatcher(spec_of("halo"), Device::cuda, {Op<NoState>{"a::one"}}, 2, HaloStrategy::per_layer, registry); });
   EXPECT_EQ(model_op.message(), "the model needs op 'a::one', which no loaded kernel provides on cuda");
   EXPECT_EQ(model_op.hint(), "registered ops: a::one, b::two");
+}
+
+// A kernel whose state is not the one the model's handle declares (a kernel library built from
+// another declaration of the op) is refused when the spec binds, naming both types: for an op
+// the spec adapts and for one it passes through, and per device where the handle's states differ.
+TEST(Dispatcher, AKernelOfAnotherStateIsRefusedAtBind) {
+  OpRegistry registry;
+  registry.add<Device::cpu>(Op<OtherState>{"test::probe"}, [](Span<const TensorRef>, Span<const TensorRef>, const OtherState&) {});
+  const Error adapted = error_of([&] {
+    Dispatcher(spec_of("halo", {OpAdapter("test::probe")}), Device::cpu, {kProbe}, 2, HaloStrategy::per_layer, registry);
+  });
+  EXPECT_EQ(adapted.pointer(), "/core/custom_ops/0/op");
+  EXPECT_EQ(adapted.message(),
+            "op 'test::probe' on cpu: the model calls it with state distspec::NoState, but its loaded kernel takes "
+            "distspec::OtherState");
+  const Error passed = error_of([&] { Dispatcher(spec_of("halo"), Device::cpu, {kProbe}, 2, HaloStrategy::per_layer, registry); });
+  EXPECT_EQ(passed.pointer(), "");
+  EXPECT_EQ(passed.message(), adapted.message());
+
+  // One handle, a state per device: the cuda kernel takes OtherState, the cpu kernel NoState.
+  constexpr Op<NoState, OtherState> kSplit{"test::split"};
+  registry.add<Device::cpu>(kSplit, [](Span<const TensorRef>, Span<const TensorRef>, const NoState&) {});
+  registry.add<Device::cuda>(kSplit, [](Span<const TensorRef>, Span<const TensorRef>, const OtherState&) {});
+  EXPECT_NO_THROW(Dispatcher(spec_of("halo"), Device::cpu, {kSplit}, 2, HaloStrategy::per_layer, registry));
+  EXPECT_NO_THROW(Dispatcher(spec_of("halo"), Device::cuda, {kSplit}, 2, HaloStrategy::per_layer, registry));
+  const Error cuda = error_of([&] {
+    Dispatcher(spec_of("halo"), Device::cuda, {Op<NoState>{"test::split"}}, 2, HaloStrategy::per_layer, registry);
+  });
+  EXPECT_EQ(cuda.message(),
+            "op 'test::split' on cuda: the model calls it with state distspec::NoState, but its loaded kernel takes "
+            "distspec::OtherState");
+  // The call: with the handle's other state, the state of the other device.
+  Dispatcher on_cpu(spec_of("halo"), Device::cpu, {kSplit}, 2, HaloStrategy::per_layer, registry);
+  const Error other = error_of([&] { on_cpu.call(kSplit, {}, {}, OtherState{}); });
+  EXPECT_EQ(other.message(), "op 'test::split' was called with its cuda state; this dispatcher runs it on cpu");
 }
 
 }  // namespace

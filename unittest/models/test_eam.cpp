@@ -90,6 +90,20 @@ class EamModel : public ::testing::TestWithParam<Case> {
   Crystal crystal_;
 };
 
+// The model's ops are bound by their handles: a density kernel that another library declared with
+// the bare tables as its state is refused when the spec binds, naming the state the model passes.
+TEST_P(EamModel, BindingRefusesADensityKernelOfAnotherState) {
+  OpRegistry registry;
+  models::register_builtin_ops(registry);
+  EXPECT_NO_THROW(Dispatcher(spec(), Device::cpu, model_->info().ops, 1, HaloStrategy::per_layer, registry));
+  const Op<models::eam::Tables> other_density{models::eam::kDensityOp.qualname};
+  registry.add<Device::cpu>(other_density, [](Span<const TensorRef>, Span<const TensorRef>, const models::eam::Tables&) {});
+  const Error e = test::error_of([&] { Dispatcher(spec(), Device::cpu, model_->info().ops, 1, HaloStrategy::per_layer, registry); });
+  EXPECT_EQ(e.message(), "op 'distspec_eam::density' on cpu: the model calls it with state "
+                         "distspec::models::EdgeOpState<distspec::models::eam::Tables>, but its loaded kernel takes "
+                         "distspec::models::eam::Tables");
+}
+
 TEST_P(EamModel, DensityAndEnergyEqualTheFileFunctionsSummedOverImages) {
   const PeriodicGraph g(crystal_, file_.cutoff, 1.0);
   std::vector<double> rho_ref, e_ref;
@@ -102,7 +116,7 @@ TEST_P(EamModel, DensityAndEnergyEqualTheFileFunctionsSummedOverImages) {
   std::vector<double> rho(g.n_rows(), 0.0);
   const std::vector<TensorRef> args = models::edge_args(g.graph());
   const TensorRef out = TensorRef::of(rho.data(), rho.size());
-  (*OpRegistry::global().find(models::eam::kDensityOp, Device::cpu))(args, Span<const TensorRef>(&out, 1), &tables);
+  OpRegistry::global().run<Device::cpu>(models::eam::kDensityOp, args, Span<const TensorRef>(&out, 1), tables);
   // Two different interpolations of the same tables agree to ~1e-6 relative (CuNi's grid is
   // the coarser); any wrong function, factor or species would be off by far more.
   for (std::size_t i = 0; i < g.n_owned(); ++i) EXPECT_NEAR(rho[i], rho_ref[i], 1e-5 * rho_ref[i]) << "atom " << i;

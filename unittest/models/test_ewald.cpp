@@ -226,11 +226,13 @@ TEST(Ewald, StructureFactorOpSumsOwnedRowsOnceUnderTheSpec) {
   Dispatcher dispatch(file.spec.core, Device::cpu, {models::ewald::kStructureFactorsOp}, 1);
   IndexedHaloExchange halo = g.graph.halo_exchange();
   dispatch.attach(halo);
-  dispatch.call(models::ewald::kStructureFactorsOp, args(n), adapted.refs(), nullptr);
-  const OpKernel& kernel = *OpRegistry::global().find(models::ewald::kStructureFactorsOp, Device::cpu);
+  // The op needs no constants: a state without them, on one thread.
+  const models::EdgeOpState<models::ewald::Params> state{};
+  dispatch.call(models::ewald::kStructureFactorsOp, args(n), adapted.refs(), state);
   auto direct = [&](std::size_t rows, Sums& out) {
     const std::vector<TensorRef> a = args(rows), o = out.refs();
-    kernel(Span<const TensorRef>(a.data(), a.size()), Span<const TensorRef>(o.data(), o.size()), nullptr);
+    OpRegistry::global().run<Device::cpu>(models::ewald::kStructureFactorsOp, Span<const TensorRef>(a.data(), a.size()),
+                                          Span<const TensorRef>(o.data(), o.size()), state);
   };
   direct(n_owned, owned);
   direct(n, every);

@@ -151,7 +151,6 @@ TEST_P(LJBinary, PlainOpAgreesWithVirialOp) {
 // Hosts get an error naming the op and argument, not a wild read.
 TEST_P(LJBinary, KernelChecksItsArguments) {
   models::register_builtin_ops();
-  const OpKernel& kernel = *OpRegistry::global().find(models::lj::kEnergyForcesOp, Device::cpu);
   const models::lj::Params constants = models::lj::parse_params(file_.parameters, file_.elements, file_.cutoff);
   const models::EdgeOpState<models::lj::Params> params{&constants, {}};
   PeriodicGraph g(crystal_, file_.cutoff, 1.0);
@@ -162,14 +161,16 @@ TEST_P(LJBinary, KernelChecksItsArguments) {
   models::AtomGraph graph = g.graph();
   graph.species = species.data();
   try {
-    kernel(models::edge_args(graph), outs, &params);
+    const std::vector<TensorRef> args = models::edge_args(graph);
+    OpRegistry::global().run<Device::cpu>(models::lj::kEnergyForcesOp, args, outs, params);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.id(), "model.op_args");
     EXPECT_EQ(e.message(), "op 'nvalchemi::lj_energy_forces_batch': species 2 of row 5 is not one of the model's 2 elements");
   }
   try {
-    kernel(models::edge_args(g.graph()), Span<const TensorRef>(outs.data(), 1), &params);
+    OpRegistry::global().run<Device::cpu>(models::lj::kEnergyForcesOp, models::edge_args(g.graph()),
+                                          Span<const TensorRef>(outs.data(), 1), params);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.message(), "op 'nvalchemi::lj_energy_forces_batch': expected 2 outputs, got 1");

@@ -83,7 +83,7 @@ TEST(ModelFile, ShippedFilesReadAndBuild) {
     EXPECT_EQ(model->info().cutoff, x.cutoff);
     // Every op the model calls is registered.
     models::register_builtin_ops();
-    for (const std::string& op : model->info().ops) EXPECT_TRUE(OpRegistry::global().contains(op)) << op;
+    for (const OpUse& op : model->info().ops) EXPECT_TRUE(OpRegistry::global().contains(op.qualname)) << op.qualname;
   }
 }
 

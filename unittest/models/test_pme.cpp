@@ -274,12 +274,12 @@ TEST(Pme, SpreadOpSpreadsOwnedRowsOnceUnderTheSpec) {
   Dispatcher dispatch(file.spec.core, Device::cpu, {models::pme::kSpreadOp}, 1);
   IndexedHaloExchange halo = g.graph.halo_exchange();
   dispatch.attach(halo);
-  dispatch.call(models::pme::kSpreadOp, args(n), {TensorRef::of(adapted.data(), k)}, &state);
-  const OpKernel& kernel = *OpRegistry::global().find(models::pme::kSpreadOp, Device::cpu);
+  dispatch.call(models::pme::kSpreadOp, args(n), {TensorRef::of(adapted.data(), k)}, state);
   auto direct = [&](std::size_t rows, std::vector<double>& out) {
     const std::vector<TensorRef> a = args(rows);
     const std::vector<TensorRef> o{TensorRef::of(out.data(), k)};
-    kernel(Span<const TensorRef>(a.data(), a.size()), Span<const TensorRef>(o.data(), o.size()), &state);
+    OpRegistry::global().run<Device::cpu>(models::pme::kSpreadOp, Span<const TensorRef>(a.data(), a.size()),
+                                          Span<const TensorRef>(o.data(), o.size()), state);
   };
   direct(n_owned, owned);
   direct(n, every);

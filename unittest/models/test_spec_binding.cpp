@@ -74,7 +74,7 @@ TEST(SpecBinding, AnInlineSpecIsReportedInsideTheModelFile) {
 models::ModelInfo cueq_mace_graph() {
   models::ModelInfo info;
   info.architecture = "torch";
-  info.ops = {"nvalchemi::halo_scatter_correct_static"};
+  info.ops = {Op<NoState>{"nvalchemi::halo_scatter_correct_static"}};
   info.opaque_ops = {"cuequivariance::fused_tensor_product", "cuequivariance::fused_tensor_product_bwd",
                      "cuequivariance::uniform_1d", "cuequivariance::indexed_linear_B",
                      "cuequivariance::segmented_transpose"};

@@ -41,7 +41,7 @@ void Dispatcher::check_policy(const StoragePolicy& policy, int n_ranks) {
          "run on 1 rank or use a spec with policy 'halo'");
 }
 
-Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<std::string>& model_ops, int n_ranks,
+Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<OpUse>& model_ops, int n_ranks,
                        HaloStrategy strategy, const OpRegistry& registry)
     : spec_(std::move(spec)), device_(device) {
   check_policy(spec_.policy, n_ranks);
@@ -63,23 +63,44 @@ Dispatcher::Dispatcher(DistributionSpec spec, Device device, const std::vector<s
              "output transform 'slice_outputs_owned' belongs to sharded storage and is unsupported under spatial decomposition",
              "use 'scatter_outputs' or 'all_reduce_sum'");
     // Only ops the model calls run; the others' adapters are checked above and left unbound.
-    if (std::find(model_ops.begin(), model_ops.end(), adapter.op) == model_ops.end()) continue;
-    const OpKernel* kernel = registry.find(adapter.op, device_);
+    const auto use = std::find(model_ops.begin(), model_ops.end(), adapter.op);
+    if (use == model_ops.end()) continue;
+    const RegisteredKernel* kernel = bind_kernel(*use, registry, at + "/op");
     if (!kernel)
       fail(at + "/op", "no loaded kernel provides op '" + adapter.op + "' on " + device_name(device_),
            "registered ops: " + join(registry.names()));
     ops_[adapter.op] = BoundOp{&adapter, kernel};
   }
   // Ops the model calls but the spec does not adapt run as pass-through.
-  for (const std::string& op : model_ops) {
-    if (ops_.count(op)) continue;
-    const OpKernel* kernel = registry.find(op, device_);
+  for (const OpUse& use : model_ops) {
+    if (ops_.count(use.qualname)) continue;
+    const RegisteredKernel* kernel = bind_kernel(use, registry, "");
     if (!kernel)
-      fail("", "the model needs op '" + op + "', which no loaded kernel provides on " + device_name(device_),
+      fail("", "the model needs op '" + use.qualname + "', which no loaded kernel provides on " + device_name(device_),
            "registered ops: " + join(registry.names()));
-    ops_[op] = BoundOp{nullptr, kernel};
+    ops_[use.qualname] = BoundOp{nullptr, kernel};
   }
   reset_op_timing();
+}
+
+// The kernel of `use` on this device, or nullptr; throws when it takes another state than the
+// model passes, which only a kernel library built from another declaration of the op can do.
+const RegisteredKernel* Dispatcher::bind_kernel(const OpUse& use, const OpRegistry& registry,
+                                                const std::string& pointer) const {
+  const RegisteredKernel* kernel = registry.find(use.qualname, device_);
+  if (kernel && kernel->state != use.state_on(device_))
+    fail(pointer, "op '" + use.qualname + "' on " + device_name(device_) + ": the model calls it with state " +
+                      use.state_on(device_).name() + ", but its loaded kernel takes " + kernel->state.name(),
+         "the model and the kernel library declare the op differently: build both from the op's handle in the "
+         "model's header");
+  return kernel;
+}
+
+void Dispatcher::wrong_device_state(const std::string& qualname) const {
+  const Device other = device_ == Device::cpu ? Device::cuda : Device::cpu;
+  fail("", "op '" + qualname + "' was called with its " + device_name(other) + " state; this dispatcher runs it on " +
+               device_name(device_),
+       "a model calls its ops with the state of the device it was made for");
 }
 
 void Dispatcher::reset_op_timing() {
@@ -200,8 +221,8 @@ void Dispatcher::adjoint_args(const std::string& qualname, std::vector<TensorRef
   }
 }
 
-void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
-                      const void* state) {
+void Dispatcher::call_bound(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
+                            const void* state) {
   const BoundOp& bound = this->bound(qualname);
   const std::size_t n_owned = halo().n_owned();
   OpTiming& timing = op_timing_[qualname];
@@ -218,8 +239,8 @@ void Dispatcher::call(const std::string& qualname, std::vector<TensorRef> args, 
     timing.adapter_seconds += seconds_since(start);
     start = std::chrono::steady_clock::now();
   }
-  (*bound.kernel)(Span<const TensorRef>(args.data(), args.size()), Span<const TensorRef>(outs.data(), outs.size()),
-                  state);
+  bound.kernel->run(Span<const TensorRef>(args.data(), args.size()), Span<const TensorRef>(outs.data(), outs.size()),
+                    state);
   timing.kernel_seconds += seconds_since(start);
   if (!bound.adapter) return;
   start = std::chrono::steady_clock::now();

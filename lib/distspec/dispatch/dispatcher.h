@@ -15,9 +15,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "distspec/halo/halo_exchange.h"
+#include "distspec/ops/op.h"
 #include "distspec/ops/op_registry.h"
 #include "distspec/spec/distribution_spec.h"
 
@@ -55,11 +57,12 @@ class Dispatcher {
  public:
   // Checks that the spec can run under a spatial decomposition over `n_ranks` ranks and binds
   // each op in `model_ops` (the ops the model calls) to a kernel for `device`, with the spec's
-  // adapter where it has one. Adapters of ops the model never calls are checked but bound to
+  // adapter where it has one, refusing a kernel whose state type is not the one the model's
+  // handle declares for `device`. Adapters of ops the model never calls are checked but bound to
   // nothing: a spec may adapt a whole family of kernels (nvalchemi's Ewald spec adapts the
   // batched and slab variants too); whether such an adapter belongs to this model is a binding
   // rule of the host's. Throws distspec::Error whose pointer names the offending spec value.
-  Dispatcher(DistributionSpec spec, Device device, const std::vector<std::string>& model_ops, int n_ranks,
+  Dispatcher(DistributionSpec spec, Device device, const std::vector<OpUse>& model_ops, int n_ranks,
              HaloStrategy strategy = HaloStrategy::per_layer, const OpRegistry& registry = OpRegistry::global());
 
   // Throws distspec::Error (pointer /core/policy/kind) unless a spatial decomposition over
@@ -86,9 +89,16 @@ class Dispatcher {
   template <class T> void after_scatter(Rows<T> acc);
   void all_reduce_sum(double* values, std::size_t n);
 
-  // Calls op `qualname` with the spec's adapter transforms applied around the kernel.
-  void call(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
-            const void* state) ;
+  // Calls `op` with the spec's adapter transforms applied around the kernel. `state` must be the
+  // handle's state for a device (the compiler checks), and for this dispatcher's (checked here:
+  // binding checked that the kernel takes it).
+  template <class C, class G, class State>
+  void call(const Op<C, G>& op, std::vector<TensorRef> args, std::vector<TensorRef> outs, const State& state) {
+    static_assert(std::is_same_v<State, C> || std::is_same_v<State, G>,
+                  "the state is neither of the states the op's handle declares");
+    if (!(device_ == Device::cpu ? std::is_same_v<State, C> : std::is_same_v<State, G>)) wrong_device_state(op.qualname);
+    call_bound(op.qualname, std::move(args), std::move(outs), &state);
+  }
 
   // The adjoint of the adapter's transforms, for a host that differentiates through an adapted
   // op: on the gradients arriving at its outputs before the kernel's backward
@@ -107,13 +117,17 @@ class Dispatcher {
  private:
   struct BoundOp {
     const OpAdapter* adapter = nullptr;  // nullptr: pass-through
-    const OpKernel* kernel = nullptr;
+    const RegisteredKernel* kernel = nullptr;
   };
   template <class T> void forward(Rows<T> rows);
   template <class T> void reverse(Rows<T> rows);
   enum class TensorExchange : std::uint8_t { forward, reverse, reverse_then_forward };
   void exchange_tensor(const TensorRef& t, TensorExchange which, const char* what);
   const BoundOp& bound(const std::string& qualname) const;
+  const RegisteredKernel* bind_kernel(const OpUse& use, const OpRegistry& registry, const std::string& pointer) const;
+  void call_bound(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
+                  const void* state);
+  [[noreturn]] void wrong_device_state(const std::string& qualname) const;
   void all_reduce_output(const std::string& qualname, const TensorRef& out);
 
   DistributionSpec spec_;

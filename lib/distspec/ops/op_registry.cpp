@@ -1,6 +1,7 @@
 #include "distspec/ops/op_registry.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "distspec/error.h"
 
@@ -18,20 +19,46 @@ const char* dtype_name(DType t) {
 
 const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
 
+// The type from __PRETTY_FUNCTION__: "... [with T = ns::Type]" (GCC) or "... [T = ns::Type]" (Clang).
+std::string StateType::name() const {
+  const std::string signature = signature_();
+  const std::size_t at = signature.rfind("T = ");
+  if (at == std::string::npos) return signature;
+  const std::size_t begin = at + 4;
+  const std::size_t end = signature.find_first_of(";]", begin);
+  return signature.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+bool StateType::operator==(const StateType& other) const {
+  return signature_ == other.signature_ || std::strcmp(signature_(), other.signature_()) == 0;
+}
+
 OpRegistry& OpRegistry::global() {
   static OpRegistry registry;
   return registry;
 }
 
-void OpRegistry::add(const std::string& qualname, Device device, OpKernel kernel) {
+void OpRegistry::add_erased(const std::string& qualname, Device device, RegisteredKernel kernel) {
   if (qualname.find("::") == std::string::npos)
     throw Error("op.name", "", "op qualname '" + qualname + "' has no namespace", "register ops as 'ns::name'");
-  kernels_[{qualname, device}] = std::move(kernel);
+  kernels_.insert_or_assign({qualname, device}, std::move(kernel));
 }
 
-const OpKernel* OpRegistry::find(const std::string& qualname, Device device) const {
+const RegisteredKernel* OpRegistry::find(const std::string& qualname, Device device) const {
   auto it = kernels_.find({qualname, device});
   return it == kernels_.end() ? nullptr : &it->second;
+}
+
+const RegisteredKernel& OpRegistry::kernel_for(const std::string& qualname, Device device, StateType state) const {
+  const RegisteredKernel* kernel = find(qualname, device);
+  if (!kernel)
+    throw Error("op.missing", "", "no loaded kernel provides op '" + qualname + "' on " + device_name(device), "");
+  if (kernel->state != state)
+    throw Error("op.state", "",
+                "op '" + qualname + "' on " + device_name(device) + " is called with state " + state.name() +
+                    ", but its loaded kernel takes " + kernel->state.name(),
+                "the model and the kernel library declare the op differently: rebuild them from the same op handle");
+  return *kernel;
 }
 
 bool OpRegistry::contains(const std::string& qualname) const {

@@ -80,18 +80,18 @@ class EAMModel final : public Model {
     // rho_i: density at each owned atom. A full or half_newton_off list gives owned rows every
     // pair they are in, so rho is complete there; only half_newton_on leaves parts on halo rows,
     // which the policy folds onto their owners.
-    dispatch.call(kDensityOp, args, {TensorRef::of(rho_.data(), n)}, &state);
+    dispatch.call(kDensityOp, args, {TensorRef::of(rho_.data(), n)}, state);
     if (graph.edge_list == EdgeList::half_newton_on) dispatch.after_scatter(Rows<double>{rho_.data(), n, 1});
     // F(rho_i) and F'(rho_i) of owned atoms.
     dispatch.call(kEmbeddingOp, {TensorRef::of(rho_.data(), n_owned), TensorRef::of(graph.species, n_owned)},
-                  {TensorRef::of(fp_.data(), n_owned), TensorRef::of(energy_rows.data(), n_owned)}, &tables_);
+                  {TensorRef::of(fp_.data(), n_owned), TensorRef::of(energy_rows.data(), n_owned)}, tables_);
     // F' of halo rows from their owners, then pair forces.
     dispatch.before_gather(Rows<double>{fp_.data(), n, 1});
     args.push_back(TensorRef::of(fp_.data(), n));
     const bool virial = request.virial || request.virial_rows;
     std::vector<TensorRef> outs = pair_output_refs(out, energy_rows, virial);
     if (!energy) outs[0] = TensorRef::of(energy_rows.data(), 0);  // no pair energy this step
-    dispatch.call(kForcesOp, args, outs, &state);
+    dispatch.call(kForcesOp, args, outs, state);
     out.energy = energy ? pair_energy(energy_rows, graph) : 0.0;
   }
 

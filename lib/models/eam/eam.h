@@ -20,9 +20,7 @@
 // files. Units must be metal. The model cutoff must be the file's (funcfl: the longest).
 //
 // Ops (device cpu, and cuda in builds with CUDA: eam_cuda.cu, the same layouts with every tensor
-// on the device and the tables copied there once). The cpu state of the edge ops is a const
-// EdgeOpState<eam::Tables>* (models/edge_kernel.h: the edge listing and the index checks), of
-// embedding a const eam::Tables*; the cuda state a const eam::Tables* throughout:
+// on the device and the tables copied there once). Their states are their handles' below:
 //   distspec_eam::density
 //     args: the five edge-list arguments (models/edge_kernel.h)
 //     outs: 0 rho (n_rows, f64), added into: rho_i += rho_ba(r_ij) for each edge j -> i
@@ -45,6 +43,7 @@
 
 #include "distspec/ops/op_registry.h"
 #include "models/eam/eam_tables.h"
+#include "models/edge_kernel.h"
 #include "models/model.h"
 
 namespace distspec::models {
@@ -53,9 +52,14 @@ struct ModelFile;
 
 namespace distspec::models::eam {
 
-inline constexpr char kDensityOp[] = "distspec_eam::density";
-inline constexpr char kEmbeddingOp[] = "distspec_eam::embedding";
-inline constexpr char kForcesOp[] = "distspec_eam::forces";
+// The CUDA kernels' state (eam_cuda.cu): the tables, uploaded once, and scratch on the device.
+struct DeviceTables;
+
+// The CPU edge ops read the tables and the call's listing and threads; the embedding reads the
+// tables only.
+inline constexpr Op<EdgeOpState<Tables>, DeviceTables> kDensityOp{"distspec_eam::density"};
+inline constexpr Op<Tables, DeviceTables> kEmbeddingOp{"distspec_eam::embedding"};
+inline constexpr Op<EdgeOpState<Tables>, DeviceTables> kForcesOp{"distspec_eam::forces"};
 
 // Reads the LAMMPS file(s) the model file names and builds the tables (errors point into the
 // model file, or name the potential file and its line).

@@ -49,9 +49,9 @@ void density_pairs(const EdgeArgs& edges, const int* owners, double* rho_rows, s
 void density(const EdgeKernelCall<Tables>& k) {
   const Tables& t = k.constants;
   const EdgeCall& call = k.call;
-  expect_count(kDensityOp, "outputs", k.outs.size(), 1);
+  expect_count(kDensityOp.qualname, "outputs", k.outs.size(), 1);
   EdgeArgs edges = k.edges;
-  double* rho = expect_f64(kDensityOp, "rho", 0, k.outs[0], edges.n_rows, 1);
+  double* rho = expect_f64(kDensityOp.qualname, "rho", 0, k.outs[0], edges.n_rows, 1);
   const double cutsq = t.cutoff * t.cutoff;
   // rho_b(r) for the receiver (species a) from the sender, and rho_a(r) for the sender (species b).
   auto both_densities = [&](int a, int b, double rsq, double& rho_b, double& rho_a) {
@@ -61,8 +61,8 @@ void density(const EdgeKernelCall<Tables>& k) {
   };
   const bool fold_images = call.list == EdgeList::half_newton_off && call.newton_on_ends && call.owner_rows;
   if (fold_images) {
-    edges.use_newton_on_ends(kDensityOp, call.newton_on_ends, call.check_indices);
-    edges.check_owner_rows(kDensityOp, call.owner_rows, call.check_indices);
+    edges.use_newton_on_ends(kDensityOp.qualname, call.newton_on_ends, call.check_indices);
+    edges.check_owner_rows(kDensityOp.qualname, call.owner_rows, call.check_indices);
     const int* owners = call.owner_rows;
     walk_row_pairs(edges, rho, 1, call, [&](double* rho_rows, std::size_t r_begin, std::size_t r_end) {
       density_pairs(edges, owners, rho_rows, r_begin, r_end, [&](int i, int j, double rsq, bool to_owner, double& rho_i) {
@@ -99,20 +99,19 @@ void density(const EdgeKernelCall<Tables>& k) {
 }
 
 // fp_i = F'_a(rho_i); energy_i += F_a(rho_i). Atoms of no species (< 0) embed nothing.
-void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& t = *static_cast<const Tables*>(state);
-  expect_count(kEmbeddingOp, "arguments", args.size(), 2);
-  expect_count(kEmbeddingOp, "outputs", outs.size(), 2);
+void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const Tables& t) {
+  expect_count(kEmbeddingOp.qualname, "arguments", args.size(), 2);
+  expect_count(kEmbeddingOp.qualname, "outputs", outs.size(), 2);
   const std::size_t n = args[0].rows;
-  const double* rho = expect_f64(kEmbeddingOp, "rho", 0, args[0], n, 1);
-  const int* species = expect_i32(kEmbeddingOp, "species", 1, args[1], n);
-  double* fp = expect_f64(kEmbeddingOp, "fp", 0, outs[0], n, 1);
-  double* energy = expect_f64(kEmbeddingOp, "energy rows", 1, outs[1], n, 1);
+  const double* rho = expect_f64(kEmbeddingOp.qualname, "rho", 0, args[0], n, 1);
+  const int* species = expect_i32(kEmbeddingOp.qualname, "species", 1, args[1], n);
+  double* fp = expect_f64(kEmbeddingOp.qualname, "fp", 0, outs[0], n, 1);
+  double* energy = expect_f64(kEmbeddingOp.qualname, "energy rows", 1, outs[1], n, 1);
   for (std::size_t i = 0; i < n; ++i) {
     fp[i] = 0.0;
     if (species[i] < 0) continue;
     if (species[i] >= t.n_species)
-      throw Error(model_error_id::op_args, "", std::string("op '") + kEmbeddingOp + "': species " +
+      throw Error(model_error_id::op_args, "", std::string("op '") + kEmbeddingOp.qualname + "': species " +
                       std::to_string(species[i]) + " of row " + std::to_string(i) + " is not one of the model's " +
                       std::to_string(t.n_species) + " elements");
     energy[i] += t.embedding(species[i], rho[i], &fp[i]);
@@ -150,9 +149,9 @@ void forces(const EdgeKernelCall<Tables>& k) {
   const Tables& t = k.constants;
   EdgeArgs edges = k.edges;
   // Newton on: the pairs with halo atoms that this rank computes, their shares left on halo rows.
-  if (k.call.newton_on_ends) edges.use_newton_on_ends(kForcesOp, k.call.newton_on_ends, k.call.check_indices);
+  if (k.call.newton_on_ends) edges.use_newton_on_ends(kForcesOp.qualname, k.call.newton_on_ends, k.call.check_indices);
   const double* fp = k.per_row(0, "fp");
-  const PairOutputs o = unpack_pair_outputs(kForcesOp, k.outs, edges.n_rows, k.outs.size() > 2);
+  const PairOutputs o = unpack_pair_outputs(kForcesOp.qualname, k.outs, edges.n_rows, k.outs.size() > 2);
   o.with_flags([&](auto energy, auto virial) {
     walk_pairs(edges, o, k.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
       pair_forces<decltype(energy)::value, decltype(virial)::value>(t, edges, fp, out, r_begin, r_end);
@@ -163,9 +162,9 @@ void forces(const EdgeKernelCall<Tables>& k) {
 }  // namespace
 
 void register_ops(OpRegistry& registry) {
-  add_edge_kernel<Tables>(registry, kDensityOp, 0, density);
-  registry.add(kEmbeddingOp, Device::cpu, embedding);
-  add_edge_kernel<Tables>(registry, kForcesOp, 1, forces);
+  add_edge_kernel(registry, kDensityOp, 0, density);
+  registry.add<Device::cpu>(kEmbeddingOp, embedding);
+  add_edge_kernel(registry, kForcesOp, 1, forces);
 }
 
 }  // namespace distspec::models::eam

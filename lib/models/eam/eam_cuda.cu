@@ -49,13 +49,17 @@ struct TableView {
 __device__ inline double spline_value(const double* c, double p) { return ((c[3] * p + c[4]) * p + c[5]) * p + c[6]; }
 __device__ inline double spline_slope(const double* c, double p) { return (c[0] * p + c[1]) * p + c[2]; }
 
-// The op state on the device.
+}  // namespace
+
+// The op state on the device (declared in eam.h, for the ops' handles).
 struct DeviceTables {
   TableView view;
-  DeviceArray<double> frho, rhor, z2r;
-  DeviceArray<int> rhor_of;
-  mutable DeviceArray<double> receiver_virial, sums;
+  cuda::DeviceArray<double> frho, rhor, z2r;
+  cuda::DeviceArray<int> rhor_of;
+  mutable cuda::DeviceArray<double> receiver_virial, sums;
 };
+
+namespace {
 
 // The splines one after another; each must have `rows` rows (the grid the view indexes by).
 std::vector<double> stack(const std::vector<Spline>& splines, std::size_t rows) {
@@ -157,12 +161,11 @@ struct ForcePair {
   }
 };
 
-void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& t = *static_cast<const DeviceTables*>(state);
-  expect_count(kDensityOp, "arguments", args.size(), kEdgeArgCount);
-  expect_count(kDensityOp, "outputs", outs.size(), 1);
-  const PairTallyArgs a = unpack_device_edge_args(kDensityOp, args);
-  double* rho = expect_f64(kDensityOp, "rho", 0, outs[0], args[0].rows, 1, false, Device::cuda);
+void density(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceTables& t) {
+  expect_count(kDensityOp.qualname, "arguments", args.size(), kEdgeArgCount);
+  expect_count(kDensityOp.qualname, "outputs", outs.size(), 1);
+  const PairTallyArgs a = unpack_device_edge_args(kDensityOp.qualname, args);
+  double* rho = expect_f64(kDensityOp.qualname, "rho", 0, outs[0], args[0].rows, 1, false, Device::cuda);
   if (a.n_receivers == 0) return;
   const double n_edges = double(args[4].rows), streamed = n_edges * 4 + double(a.n_receivers) * (4 + 8 + 28 + 16);
   LaunchTimer timer("DistSpec::EAM::density", streamed, streamed + n_edges * 28, n_edges * 23);
@@ -170,28 +173,26 @@ void density(Span<const TensorRef> args, Span<const TensorRef> outs, const void*
   check_launch("DistSpec::EAM::density");
 }
 
-void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& t = *static_cast<const DeviceTables*>(state);
-  expect_count(kEmbeddingOp, "arguments", args.size(), 2);
-  expect_count(kEmbeddingOp, "outputs", outs.size(), 2);
+void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceTables& t) {
+  expect_count(kEmbeddingOp.qualname, "arguments", args.size(), 2);
+  expect_count(kEmbeddingOp.qualname, "outputs", outs.size(), 2);
   const std::size_t n = args[0].rows;
-  const double* rho = expect_f64(kEmbeddingOp, "rho", 0, args[0], n, 1, false, Device::cuda);
-  const int* species = expect_i32(kEmbeddingOp, "species", 1, args[1], n, Device::cuda);
-  double* fp = expect_f64(kEmbeddingOp, "fp", 0, outs[0], n, 1, false, Device::cuda);
-  double* energy = expect_f64(kEmbeddingOp, "energy rows", 1, outs[1], n, 1, false, Device::cuda);
+  const double* rho = expect_f64(kEmbeddingOp.qualname, "rho", 0, args[0], n, 1, false, Device::cuda);
+  const int* species = expect_i32(kEmbeddingOp.qualname, "species", 1, args[1], n, Device::cuda);
+  double* fp = expect_f64(kEmbeddingOp.qualname, "fp", 0, outs[0], n, 1, false, Device::cuda);
+  double* energy = expect_f64(kEmbeddingOp.qualname, "energy rows", 1, outs[1], n, 1, false, Device::cuda);
   if (n == 0) return;
   LaunchTimer timer("DistSpec::EAM::embedding", double(n) * 36, double(n) * 36, double(n) * 20);
   embedding_kernel<<<grid_for(n, 256), 256>>>(rho, species, n, t.view, fp, energy);
   check_launch("DistSpec::EAM::embedding");
 }
 
-void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& t = *static_cast<const DeviceTables*>(state);
-  expect_count(kForcesOp, "arguments", args.size(), kEdgeArgCount + 1);
-  PairTallyArgs a = unpack_device_edge_args(kForcesOp, args);
+void forces(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceTables& t) {
+  expect_count(kForcesOp.qualname, "arguments", args.size(), kEdgeArgCount + 1);
+  PairTallyArgs a = unpack_device_edge_args(kForcesOp.qualname, args);
   const std::size_t n_rows = args[0].rows;
-  const double* fp = expect_f64(kForcesOp, "fp", kEdgeArgCount, args[kEdgeArgCount], n_rows, 1, false, Device::cuda);
-  double* virial = unpack_device_pair_outputs(kForcesOp, outs, outs.size() > 2 ? 4 : 2, n_rows, a);
+  const double* fp = expect_f64(kForcesOp.qualname, "fp", kEdgeArgCount, args[kEdgeArgCount], n_rows, 1, false, Device::cuda);
+  double* virial = unpack_device_pair_outputs(kForcesOp.qualname, outs, outs.size() > 2 ? 4 : 2, n_rows, a);
   if (a.n_receivers == 0) return;
   if (virial) {
     t.receiver_virial.resize(6 * a.n_receivers);
@@ -239,7 +240,7 @@ class EAMCudaModel final : public Model {
     require_cuda_dispatcher(dispatch, "eam");
     const std::size_t n = graph.n_rows(), n_owned = graph.n_owned;
     out.reset(n, request, request.rows_on_device);
-    graph_.upload(graph, tables_.n_species, std::string("op '") + kDensityOp + "'", kOpArgsHint);
+    graph_.upload(graph, tables_.n_species, std::string("op '") + kDensityOp.qualname + "'", kOpArgsHint);
     energy_.resize(n);
     rho_.resize(n);
     fp_.resize(n);
@@ -250,10 +251,10 @@ class EAMCudaModel final : public Model {
     std::vector<TensorRef> args = graph_.edge_args();
 
     // rho_i of owned atoms, complete from their own edges (a full list): nothing to fold.
-    dispatch.call(kDensityOp, args, {device_ref(rho_.data(), n)}, &device_);
+    dispatch.call(kDensityOp, args, {device_ref(rho_.data(), n)}, device_);
     // F(rho_i) and F'(rho_i) of owned atoms.
     dispatch.call(kEmbeddingOp, {device_ref(rho_.data(), n_owned), device_ref(graph_.species.data(), n_owned)},
-                  {device_ref(fp_.data(), n_owned), device_ref(energy_.data(), n_owned)}, &device_);
+                  {device_ref(fp_.data(), n_owned), device_ref(energy_.data(), n_owned)}, device_);
     // F' of halo rows from their owners, then pair forces on the receivers.
     dispatch.before_gather(Rows<double>{fp_.data(), n, 1});
     args.push_back(device_ref(fp_.data(), n));
@@ -263,7 +264,7 @@ class EAMCudaModel final : public Model {
       outs.push_back(device_ref(virial_.data(), 6));  // as the cpu model: the total with either virial
       outs.push_back(device_ref(virial_rows_.data(), request.virial_rows ? n : 0, 6));
     }
-    dispatch.call(kForcesOp, args, outs, &device_);
+    dispatch.call(kForcesOp, args, outs, device_);
 
     download_outputs({energy_, forces_, virial_, virial_rows_}, n_owned, n, request, virial, sums_, total_, out);
   }
@@ -279,9 +280,9 @@ class EAMCudaModel final : public Model {
 }  // namespace
 
 void register_cuda_ops(OpRegistry& registry) {
-  registry.add(kDensityOp, Device::cuda, density);
-  registry.add(kEmbeddingOp, Device::cuda, embedding);
-  registry.add(kForcesOp, Device::cuda, forces);
+  registry.add<Device::cuda>(kDensityOp, density);
+  registry.add<Device::cuda>(kEmbeddingOp, embedding);
+  registry.add<Device::cuda>(kForcesOp, forces);
 }
 
 std::unique_ptr<Model> make_cuda_model(ModelInfo info, Tables tables) {

@@ -49,7 +49,7 @@ class EwaldModel final : public Model, public SystemDerived {
     const EdgeOpState<Params> state{&params_, edge_call(graph, index_checks_, request, &thread_rows_)};
     dispatch.call(kStructureFactorsOp, kspace,
                   {TensorRef::of(real_sf_.data(), n_k), TensorRef::of(imag_sf_.data(), n_k), TensorRef::of(&total_charge, 1)},
-                  &state);
+                  state);
     check_neutral(total_charge);
 
     // Stage 2 on the owned rows (the first n_owned of each per-row block).
@@ -64,12 +64,12 @@ class EwaldModel final : public Model, public SystemDerived {
                   {TensorRef::of(energy_rows.data(), n_owned), TensorRef::of(out.forces.data(), n_owned, 3),
                    TensorRef::of(out.virial.data(), virial ? 6 : 0),
                    TensorRef::of(out.virial_rows.data(), request.virial_rows ? n_owned : 0, 6)},
-                  &state);
+                  state);
 
     // Real space.
     std::vector<TensorRef> edges = edge_args(graph);
     edges.push_back(TensorRef::of(charges_.data(), n));
-    dispatch.call(kRealSpaceOp, edges, pair_output_refs(out, energy_rows, true), &state);
+    dispatch.call(kRealSpaceOp, edges, pair_output_refs(out, energy_rows, true), state);
     out.energy = owned_energy(energy_rows, n_owned);
   }
 
@@ -158,13 +158,13 @@ void check_spec(const MLIPSpec& spec) {
                            "0, 1 and 2 all_reduce_sum";
   const auto& ops = spec.core.custom_ops;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].op != kStructureFactorsOp) continue;
+    if (ops[i].op != kStructureFactorsOp.qualname) continue;
     const std::string at = "/core/custom_ops/" + std::to_string(i);
     for (int pos : {0, 1}) {
       const auto t = ops[i].arg_transforms.find(pos);
       if (t == ops[i].arg_transforms.end() || t->second != ArgTransform::slice_owned)
         throw Error(error_id::value, at + "/arg_transforms",
-                    std::string("op '") + kStructureFactorsOp + "' needs argument " + std::to_string(pos) +
+                    std::string("op '") + kStructureFactorsOp.qualname + "' needs argument " + std::to_string(pos) +
                         " slice_owned, or every halo image of an atom would count as another atom",
                     hint);
     }
@@ -172,14 +172,14 @@ void check_spec(const MLIPSpec& spec) {
       const auto t = ops[i].output_transforms.find(pos);
       if (t == ops[i].output_transforms.end() || t->second != OutputTransform::all_reduce_sum)
         throw Error(error_id::value, at + "/output_transforms",
-                    std::string("op '") + kStructureFactorsOp + "' needs output " + std::to_string(pos) +
+                    std::string("op '") + kStructureFactorsOp.qualname + "' needs output " + std::to_string(pos) +
                         " all_reduce_sum, or each rank would see only its own atoms' structure factor",
                     hint);
     }
     return;
   }
   throw Error(error_id::value, "/core/custom_ops",
-              std::string("the spec has no adapter for op '") + kStructureFactorsOp +
+              std::string("the spec has no adapter for op '") + kStructureFactorsOp.qualname +
                   "': the structure factor would count halo images and miss other ranks' atoms",
               hint);
 }

@@ -36,7 +36,7 @@
 //
 // Ops, all fp64; device cpu, and cuda in builds with CUDA (ewald_cuda.cu: every tensor on the
 // device):
-//   alchemiops::_ewald_compute_partial_structure_factors     (nvalchemi's stage 1; state unused)
+//   alchemiops::_ewald_compute_partial_structure_factors     (nvalchemi's stage 1)
 //     args: 0 positions (n x 3), 1 charges (n), 2 cell (3 x 3, rows a b c), 3 k-vectors (K x 3,
 //           Cartesian), 4 alpha (1)
 //     outs: 0 real part, 1 imaginary part of the Green-weighted structure factor
@@ -47,13 +47,13 @@
 //     potentials/specs/ewald_halo.json, is nvalchemi's own, as the released wheel saves it: it
 //     also adapts the batched and slab-correction kernels (family_ops), which a single periodic
 //     system never calls, so they stay unbound and need no kernel here.
-//   distspec_ewald::reciprocal_from_structure_factors          (state: const ewald::Params*)
+//   distspec_ewald::reciprocal_from_structure_factors
 //     args: 0..4 as above, 5 real part, 6 imaginary part, 7 total charge (the global sums)
 //     outs: 0 energy rows (n), 1 forces (n x 3), 2 virial (6), 3 per-row virial (n x 6); added
 //           into; either virial may be an empty tensor. The k-space, self and background energy
 //           of each row's atom, its k-space force and its share of the k-space virial (LAMMPS'
 //           eatom / vatom of ewald.cpp).
-//   distspec_ewald::real_space                                 (state: const ewald::Params*)
+//   distspec_ewald::real_space
 //     args: the five edge-list arguments (models/edge_kernel.h), 5 charges (n_rows)
 //     outs: the PairOutputs layout with virial (edge_kernel.h): per edge j -> i half the pair
 //           energy, the whole pair force and half the pair virial on the receiver.
@@ -67,6 +67,7 @@
 
 #include "distspec/ops/op_registry.h"
 #include "distspec/spec/mlip_spec.h"
+#include "models/edge_kernel.h"
 #include "models/json_fields.h"
 #include "models/model.h"
 
@@ -76,9 +77,6 @@ struct ModelFile;
 
 namespace distspec::models::ewald {
 
-inline constexpr char kStructureFactorsOp[] = "alchemiops::_ewald_compute_partial_structure_factors";
-inline constexpr char kReciprocalOp[] = "distspec_ewald::reciprocal_from_structure_factors";
-inline constexpr char kRealSpaceOp[] = "distspec_ewald::real_space";
 // The rest of nvalchemi's Ewald family, which its spec adapts: no kernel here.
 inline constexpr char kBatchStructureFactorsOp[] = "alchemiops::_batch_ewald_compute_partial_structure_factors";
 inline constexpr char kSlabMomentsOp[] = "alchemiops::_slab_compute_partial_moments";
@@ -108,6 +106,16 @@ struct Params {
 
 // Reads the "parameters" object (errors point under /parameters; the caller adds the file).
 Params parse_params(const Json& parameters, const std::string& units, int n_species, double cutoff);
+
+// The CUDA kernels' state (ewald_cuda_state.cuh): the constants, and scratch on the device.
+struct DeviceParams;
+
+// On the CPU every op reads the constants and the call's listing and threads; the structure
+// factors need the threads only (its constants may be null).
+using EwaldOp = Op<EdgeOpState<Params>, DeviceParams>;
+inline constexpr EwaldOp kStructureFactorsOp{"alchemiops::_ewald_compute_partial_structure_factors"};
+inline constexpr EwaldOp kReciprocalOp{"distspec_ewald::reciprocal_from_structure_factors"};
+inline constexpr EwaldOp kRealSpaceOp{"distspec_ewald::real_space"};
 
 // LAMMPS' qqr2e for a units style (update.cpp); throws for a name it does not know.
 double coulomb_constant_of(const std::string& units);

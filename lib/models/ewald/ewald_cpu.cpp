@@ -18,14 +18,12 @@ namespace {
 // every k-vector, so a few dozen of them outweigh a thread's start.
 constexpr std::size_t kAtomsPerThread = 64;
 
-const EdgeOpState<Params>& op_state(const void* state) { return *static_cast<const EdgeOpState<Params>*>(state); }
-
 // Stage 1: G(k) sum_i q_i (cos k.r_i, sin k.r_i) and sum_i q_i over the rows given; under the
 // spec those are this rank's owned rows, and the all-reduce that follows sums the ranks.
-void structure_factors(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  // It needs no constants: a caller may give no state, and gets one thread.
-  const int asked = state ? op_state(state).call.threads : 1;
-  const KSpaceArgs a = unpack_kspace_args(kStructureFactorsOp, args, 5, Device::cpu);
+void structure_factors(Span<const TensorRef> args, Span<const TensorRef> outs, const EdgeOpState<Params>& state) {
+  // It needs no constants: a caller may give a state without them.
+  const int asked = state.call.threads;
+  const KSpaceArgs a = unpack_kspace_args(kStructureFactorsOp.qualname, args, 5, Device::cpu);
   const StructureFactorOutputs o = unpack_structure_factor_outputs(outs, a.n_k, Device::cpu);
   const double alpha = a.alpha[0], volume = cell_volume(a.cell);
   // Each thread sums its range of atoms, in atom order, for every k-vector, by per-axis phases
@@ -78,8 +76,7 @@ void structure_factors(Span<const TensorRef> args, Span<const TensorRef> outs, c
 // Stage 2: per row, its k-space, self and background energy, its k-space force and its share
 // of the k-space virial, from the global structure factor. Rows are independent; the global
 // virial is summed per thread, then in thread order.
-void reciprocal(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const EdgeOpState<Params>& s = op_state(state);
+void reciprocal(Span<const TensorRef> args, Span<const TensorRef> outs, const EdgeOpState<Params>& s) {
   const Params& params = *s.constants;
   const ReciprocalArgs r = unpack_reciprocal(args, outs, Device::cpu);
   const KSpaceArgs& a = r.in;
@@ -130,7 +127,7 @@ void real_space(const EdgeKernelCall<Params>& k) {
   const Params& params = k.constants;
   const EdgeArgs& edges = k.edges;
   const double* q = k.per_row(0, "charges");
-  const PairOutputs o = unpack_pair_outputs(kRealSpaceOp, k.outs, edges.n_rows, true);
+  const PairOutputs o = unpack_pair_outputs(kRealSpaceOp.qualname, k.outs, edges.n_rows, true);
   const bool polynomial = params.erfc == Erfc::lammps_polynomial;
   walk_pairs(edges, o, k.call, [&](const PairOutputs& out, std::size_t r_begin, std::size_t r_end) {
     edges.for_each_edge(
@@ -149,9 +146,9 @@ void real_space(const EdgeKernelCall<Params>& k) {
 }  // namespace
 
 void register_ops(OpRegistry& registry) {
-  registry.add(kStructureFactorsOp, Device::cpu, structure_factors);
-  registry.add(kReciprocalOp, Device::cpu, reciprocal);
-  add_edge_kernel<Params>(registry, kRealSpaceOp, 1, real_space);
+  registry.add<Device::cpu>(kStructureFactorsOp, structure_factors);
+  registry.add<Device::cpu>(kReciprocalOp, reciprocal);
+  add_edge_kernel(registry, kRealSpaceOp, 1, real_space);
 }
 
 }  // namespace distspec::models::ewald

@@ -114,8 +114,8 @@ struct CoulombPair {
   }
 };
 
-void structure_factors(Span<const TensorRef> args, Span<const TensorRef> outs, const void*) {
-  const KSpaceArgs a = unpack_kspace_args(kStructureFactorsOp, args, 5, Device::cuda);
+void structure_factors(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceParams&) {
+  const KSpaceArgs a = unpack_kspace_args(kStructureFactorsOp.qualname, args, 5, Device::cuda);
   const StructureFactorOutputs o = unpack_structure_factor_outputs(outs, a.n_k, Device::cuda);
   const double n = double(a.n), k = double(a.n_k);
   LaunchTimer timer("DistSpec::Ewald::structure_factors", n * 32 + k * 40, n * k * 32, n * k * 40);
@@ -123,8 +123,7 @@ void structure_factors(Span<const TensorRef> args, Span<const TensorRef> outs, c
   check_launch("DistSpec::Ewald::structure_factors");
 }
 
-void reciprocal(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& p = *static_cast<const DeviceParams*>(state);
+void reciprocal(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceParams& p) {
   const ReciprocalArgs r = unpack_reciprocal(args, outs, Device::cuda);
   if (r.in.n == 0) return;
   double* row_virial = nullptr;
@@ -142,9 +141,8 @@ void reciprocal(Span<const TensorRef> args, Span<const TensorRef> outs, const vo
   if (r.virial) add_column_sums(row_virial, r.in.n, 6, r.virial, p.sums);
 }
 
-void real_space(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const auto& p = *static_cast<const DeviceParams*>(state);
-  const char* op = kRealSpaceOp;
+void real_space(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceParams& p) {
+  const char* op = kRealSpaceOp.qualname;
   expect_count(op, "arguments", args.size(), kEdgeArgCount + 1);
   PairTallyArgs a = unpack_device_edge_args(op, args);
   const std::size_t n_rows = args[0].rows;
@@ -199,7 +197,7 @@ class EwaldCudaModel final : public Model, public SystemDerived {
     }
     const std::size_t n_k = kvectors_.count();
     charges_.upload(host_charges_);
-    graph_.upload(graph, device_.params.n_species, std::string("op '") + kRealSpaceOp + "'", kOpArgsHint);
+    graph_.upload(graph, device_.params.n_species, std::string("op '") + kRealSpaceOp.qualname + "'", kOpArgsHint);
 
     // Stage 1 (slice_owned and all_reduce_sum by the spec), then the neutrality check.
     real_sf_.resize(n_k);
@@ -210,7 +208,7 @@ class EwaldCudaModel final : public Model, public SystemDerived {
                                   device_ref(alpha_.data(), 1)};
     dispatch.call(kStructureFactorsOp, kspace,
                   {device_ref(real_sf_.data(), n_k), device_ref(imag_sf_.data(), n_k), device_ref(total_.data(), 1)},
-                  nullptr);
+                  device_);
     double total_charge = 0.0;
     total_.download(&total_charge, 1);
     check_neutral(total_charge);
@@ -229,13 +227,13 @@ class EwaldCudaModel final : public Model, public SystemDerived {
                   {device_ref(energy_.data(), n_owned), device_ref(forces_.data(), n_owned, 3),
                    device_ref(virial_.data(), virial ? 6 : 0),
                    device_ref(virial_rows_.data(), request.virial_rows ? n_owned : 0, 6)},
-                  &device_);
+                  device_);
     std::vector<TensorRef> edges = graph_.edge_args();
     edges.push_back(device_ref(charges_.data(), n));
     dispatch.call(kRealSpaceOp, edges,
                   {device_ref(energy_.data(), n), device_ref(forces_.data(), n, 3), device_ref(virial_.data(), virial ? 6 : 0),
                    device_ref(virial_rows_.data(), request.virial_rows ? n : 0, 6)},
-                  &device_);
+                  device_);
 
     download_outputs({energy_, forces_, virial_, virial_rows_}, n_owned, n, request, virial, sums_, energy_total_, out);
   }
@@ -256,9 +254,9 @@ class EwaldCudaModel final : public Model, public SystemDerived {
 }  // namespace
 
 void register_cuda_ops(OpRegistry& registry) {
-  registry.add(kStructureFactorsOp, Device::cuda, structure_factors);
-  registry.add(kReciprocalOp, Device::cuda, reciprocal);
-  registry.add(kRealSpaceOp, Device::cuda, real_space);
+  registry.add<Device::cuda>(kStructureFactorsOp, structure_factors);
+  registry.add<Device::cuda>(kReciprocalOp, reciprocal);
+  registry.add<Device::cuda>(kRealSpaceOp, real_space);
 }
 
 std::unique_ptr<Model> make_cuda_model(ModelInfo info, Params params) {

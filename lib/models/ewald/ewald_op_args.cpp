@@ -19,7 +19,7 @@ KSpaceArgs unpack_kspace_args(const char* op, Span<const TensorRef> args, std::s
 }
 
 StructureFactorOutputs unpack_structure_factor_outputs(Span<const TensorRef> outs, std::size_t n_k, Device device) {
-  const char* op = kStructureFactorsOp;
+  const char* op = kStructureFactorsOp.qualname;
   expect_count(op, "outputs", outs.size(), 3);
   StructureFactorOutputs o;
   o.real = expect_f64(op, "real part", 0, outs[0], n_k, 1, false, device);
@@ -29,7 +29,7 @@ StructureFactorOutputs unpack_structure_factor_outputs(Span<const TensorRef> out
 }
 
 ReciprocalArgs unpack_reciprocal(Span<const TensorRef> args, Span<const TensorRef> outs, Device device) {
-  const char* op = kReciprocalOp;
+  const char* op = kReciprocalOp.qualname;
   ReciprocalArgs r;
   r.in = unpack_kspace_args(op, args, 8, device);
   r.real = expect_f64(op, "real part", 5, args[5], r.in.n_k, 1, false, device);

@@ -69,7 +69,7 @@ class LJModel final : public Model {
     const bool virial = request.virial || request.virial_rows;
     const EdgeOpState<Params> state{&params_, edge_call(graph, index_checks_, request, &thread_rows_)};
     dispatch.call(virial ? kEnergyForcesVirialOp : kEnergyForcesOp, edge_args(graph),
-                  pair_output_refs(out, energy_rows, virial), &state);
+                  pair_output_refs(out, energy_rows, virial), state);
     out.energy = pair_energy(energy_rows, graph);
   }
 

@@ -10,9 +10,7 @@
 // exceed it; "shift" defaults to false and "mixing" to geometric (the LAMMPS defaults).
 //
 // Ops (device cpu, and cuda in builds with CUDA: lj_cuda.cu, the same layouts with every tensor
-// on the device), named as nvalchemi's LJ spec names them; the cpu state is a const
-// EdgeOpState<lj::Params>* (models/edge_kernel.h: the edge listing and the index checks), the
-// cuda state a const lj::Params*:
+// on the device), named as nvalchemi's LJ spec names them; their states are their handles' below:
 //   nvalchemi::lj_energy_forces_batch
 //     args: the five edge-list arguments (models/edge_kernel.h)
 //     outs: 0 energy rows (n_rows, f64; cpu: an empty tensor skips the energy), 1 forces
@@ -33,6 +31,7 @@
 #include <vector>
 
 #include "distspec/ops/op_registry.h"
+#include "models/edge_kernel.h"
 #include "models/json_fields.h"
 #include "models/model.h"
 
@@ -41,9 +40,6 @@ struct ModelFile;
 }
 
 namespace distspec::models::lj {
-
-inline constexpr char kEnergyForcesOp[] = "nvalchemi::lj_energy_forces_batch";
-inline constexpr char kEnergyForcesVirialOp[] = "nvalchemi::lj_energy_forces_virial_batch";
 
 // pair_lj_cut.cpp's per type-pair coefficients.
 struct PairCoeff {
@@ -76,6 +72,13 @@ struct Params {
 
 // Reads the "parameters" object (errors point under /parameters; the caller adds the file).
 Params parse_params(const Json& parameters, const std::vector<std::string>& elements, double cutoff);
+
+// The CUDA kernels' state (lj_cuda.cu): the coefficients on the device, and scratch.
+struct DeviceParams;
+
+// On the CPU the ops read the constants and the call's listing and threads.
+inline constexpr Op<EdgeOpState<Params>, DeviceParams> kEnergyForcesOp{"nvalchemi::lj_energy_forces_batch"};
+inline constexpr Op<EdgeOpState<Params>, DeviceParams> kEnergyForcesVirialOp{"nvalchemi::lj_energy_forces_virial_batch"};
 
 void register_ops(OpRegistry& registry);
 // The model for a file, running its op on `device` (cuda: a build with DISTSPEC_ENABLE_CUDA).

@@ -36,8 +36,8 @@ void energy_forces(const EdgeKernelCall<Params>& k) {
 }  // namespace
 
 void register_ops(OpRegistry& registry) {
-  add_edge_kernel<Params>(registry, kEnergyForcesOp, 0, energy_forces<false>);
-  add_edge_kernel<Params>(registry, kEnergyForcesVirialOp, 0, energy_forces<true>);
+  add_edge_kernel(registry, kEnergyForcesOp, 0, energy_forces<false>);
+  add_edge_kernel(registry, kEnergyForcesVirialOp, 0, energy_forces<true>);
 }
 
 }  // namespace distspec::models::lj

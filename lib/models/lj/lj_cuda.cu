@@ -11,17 +11,18 @@
 #include "models/lj/lj.h"
 
 namespace distspec::models::lj {
+// The op state on the device (declared in lj.h): the coefficient table, and scratch for the
+// global virial.
+struct DeviceParams {
+  int n_species = 0;
+  cuda::DeviceArray<PairCoeff> coeffs;                // n_species^2, as Params::coeffs
+  mutable cuda::DeviceArray<double> receiver_virial;  // n_receivers x 6
+  mutable cuda::DeviceArray<double> sums;             // column-sum partials
+};
+
 namespace {
 
 using namespace distspec::models::cuda;
-
-// The op state on the device: the coefficient table, and scratch for the global virial.
-struct DeviceParams {
-  int n_species = 0;
-  DeviceArray<PairCoeff> coeffs;                  // n_species^2, as Params::coeffs
-  mutable DeviceArray<double> receiver_virial;    // n_receivers x 6
-  mutable DeviceArray<double> sums;               // column-sum partials
-};
 
 // pair_lj_cut.cpp, one edge: E = r^-6 (lj3 r^-6 - lj4) - offset, fpair = r^-6 (lj1 r^-6 - lj2) / r^2.
 // Per edge: 4 B sender index (streamed), x_j 24 B + species_j 4 B (gathered), one 48 B
@@ -42,9 +43,8 @@ struct LJPair {
 };
 
 template <bool kVirial>
-void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const char* op = kVirial ? kEnergyForcesVirialOp : kEnergyForcesOp;
-  const auto& p = *static_cast<const DeviceParams*>(state);
+void energy_forces(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceParams& p) {
+  const char* op = kVirial ? kEnergyForcesVirialOp.qualname : kEnergyForcesOp.qualname;
   expect_count(op, "arguments", args.size(), kEdgeArgCount);
   PairTallyArgs a = unpack_device_edge_args(op, args);
   double* virial = unpack_device_pair_outputs(op, outs, kVirial ? 4 : 2, args[0].rows, a);
@@ -81,8 +81,8 @@ class LJCudaModel final : public Model {
     const std::size_t n = graph.n_rows();
     out.reset(n, request, request.rows_on_device);
     const bool virial = request.virial || request.virial_rows;
-    const char* op = virial ? kEnergyForcesVirialOp : kEnergyForcesOp;
-    graph_.upload(graph, params_.n_species, std::string("op '") + op + "'", kOpArgsHint);
+    const auto& op = virial ? kEnergyForcesVirialOp : kEnergyForcesOp;
+    graph_.upload(graph, params_.n_species, std::string("op '") + op.qualname + "'", kOpArgsHint);
     energy_.resize(n);
     forces_.resize(3 * n);
     virial_.resize(6);
@@ -93,7 +93,7 @@ class LJCudaModel final : public Model {
       outs.push_back(device_ref(virial_.data(), 6));  // as the cpu model: the total with either virial
       outs.push_back(device_ref(virial_rows_.data(), request.virial_rows ? n : 0, 6));
     }
-    dispatch.call(op, graph_.edge_args(), outs, &device_);
+    dispatch.call(op, graph_.edge_args(), outs, device_);
 
     download_outputs({energy_, forces_, virial_, virial_rows_}, graph_.n_owned, n, request, virial, sums_, total_, out);
   }
@@ -109,8 +109,8 @@ class LJCudaModel final : public Model {
 }  // namespace
 
 void register_cuda_ops(OpRegistry& registry) {
-  registry.add(kEnergyForcesOp, Device::cuda, energy_forces<false>);
-  registry.add(kEnergyForcesVirialOp, Device::cuda, energy_forces<true>);
+  registry.add<Device::cuda>(kEnergyForcesOp, energy_forces<false>);
+  registry.add<Device::cuda>(kEnergyForcesVirialOp, energy_forces<true>);
 }
 
 std::unique_ptr<Model> make_cuda_model(ModelInfo info, Params params) {

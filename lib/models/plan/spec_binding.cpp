@@ -161,8 +161,8 @@ void check_adapted_ops(const MLIPSpec& spec, const ModelInfo& info, const Bindin
   const auto& ops = spec.core.custom_ops;
   for (std::size_t k = 0; k < ops.size(); ++k) {
     const std::string& op = ops[k].op;
-    if (contains(info.ops, op) || contains(info.family_ops, op) || contains(info.opaque_ops, op)) continue;
-    std::vector<std::string> called = info.ops;
+    if (contains(qualnames(info.ops), op) || contains(info.family_ops, op) || contains(info.opaque_ops, op)) continue;
+    std::vector<std::string> called = qualnames(info.ops);
     called.insert(called.end(), info.opaque_ops.begin(), info.opaque_ops.end());
     fail_spec(sources, "/core/custom_ops/" + std::to_string(k) + "/op",
               "the spec adapts op '" + op + "', which model " + sources.model_file + " (" + info.architecture +

@@ -47,9 +47,9 @@ class PmeModel final : public Model, public SystemDerived {
     mesh_.resize(k);
     const TensorRef x = TensorRef::of(graph.positions, n, 3), q = TensorRef::of(charges_.data(), n),
                     cell = TensorRef::of(inv_t.data(), 3, 3);
-    dispatch.call(kSpreadOp, {x, q, cell}, {TensorRef::of(mesh_.data(), k)}, &state);
+    dispatch.call(kSpreadOp, {x, q, cell}, {TensorRef::of(mesh_.data(), k)}, state);
     double total_charge = 0.0;
-    dispatch.call(kTotalChargeOp, {q}, {TensorRef::of(&total_charge, 1)}, &state);
+    dispatch.call(kTotalChargeOp, {q}, {TensorRef::of(&total_charge, 1)}, state);
 
     // The same solve on every rank.
     potential_.resize(k);
@@ -58,7 +58,7 @@ class PmeModel final : public Model, public SystemDerived {
     dispatch.call(kSolveOp, {TensorRef::of(mesh_.data(), k), cell, TensorRef::of(&alpha, 1)},
                   {TensorRef::of(potential_.data(), k), TensorRef::of(recip_virial.data(), 6),
                    TensorRef::of(virial_meshes_.data(), request.virial_rows ? 6 : 0, k)},
-                  &state);
+                  state);
 
     // The owned rows' shares.
     std::vector<double>& energy_rows = request.energy_rows ? out.energy_rows : scratch_energy_;
@@ -70,7 +70,7 @@ class PmeModel final : public Model, public SystemDerived {
                    TensorRef::of(&alpha, 1)},
                   {TensorRef::of(energy_rows.data(), n_owned), TensorRef::of(out.forces.data(), n_owned, 3),
                    TensorRef::of(out.virial_rows.data(), request.virial_rows ? n_owned : 0, 6)},
-                  &state);
+                  state);
     if (request.virial)
       add_virial_share(graph, request, recip_virial, rule_.natoms(), params_.coulomb_constant, out);
 
@@ -79,7 +79,7 @@ class PmeModel final : public Model, public SystemDerived {
                                                 edge_call(graph, index_checks_, request, &thread_rows_)};
     std::vector<TensorRef> edges = edge_args(graph);
     edges.push_back(q);
-    dispatch.call(ewald::kRealSpaceOp, edges, pair_output_refs(out, energy_rows, true), &edge_state);
+    dispatch.call(ewald::kRealSpaceOp, edges, pair_output_refs(out, energy_rows, true), edge_state);
     out.energy = owned_energy(energy_rows, n_owned);
   }
 
@@ -169,11 +169,11 @@ Params parse_params(const Json& parameters, const std::string& units, int n_spec
 
 void check_spec(const MLIPSpec& spec) {
   const std::string hint = "adapt them as potentials/specs/pme_halo.json (nvalchemi's own) does: " +
-                           std::string(kSpreadOp) + " arguments 0 and 1 slice_owned and output 0 all_reduce_sum, " +
-                           kTotalChargeOp + " argument 0 slice_owned and output 0 all_reduce_sum";
+                           std::string(kSpreadOp.qualname) + " arguments 0 and 1 slice_owned and output 0 all_reduce_sum, " +
+                           kTotalChargeOp.qualname + " argument 0 slice_owned and output 0 all_reduce_sum";
   const auto& ops = spec.core.custom_ops;
   for (const auto& [name, args] :
-       {std::pair<const char*, std::vector<int>>{kSpreadOp, {0, 1}}, {kTotalChargeOp, {0}}}) {
+       {std::pair<const char*, std::vector<int>>{kSpreadOp.qualname, {0, 1}}, {kTotalChargeOp.qualname, {0}}}) {
     std::size_t i = 0;
     while (i < ops.size() && ops[i].op != name) ++i;
     if (i == ops.size())

@@ -38,17 +38,17 @@
 //
 // Ops, all fp64; device cpu (FFTW3), and cuda in builds with CUDA (cuFFT, every tensor on the
 // device):
-//   nvalchemiops::spline_spread                 (nvalchemi's; state: const pme::OpState*)
+//   nvalchemiops::spline_spread                 (nvalchemi's)
 //     args: 0 positions (n x 3), 1 charges (n), 2 cell_inv_t (3 x 3: the transposed inverse of
 //           the cell whose rows are a, b, c)
 //     outs: 0 charge mesh (K1 K2 K3, row-major, K3 fastest); written, not added into
 //   alchemiops::_pme_compute_partial_total_charge   (nvalchemi's)
 //     args: 0 charges (n)      outs: 0 sum of the charges (1)
-//   distspec_pme::solve                         (state: const pme::OpState*)
+//   distspec_pme::solve
 //     args: 0 the global charge mesh, 1 cell_inv_t, 2 alpha (1)
 //     outs: 0 potential mesh phi (K1 K2 K3), 1 the k-space virial / C (6), 2 the six virial
 //           meshes (6 x K1 K2 K3, may be empty); written
-//   distspec_pme::interpolate                   (state: const pme::OpState*)
+//   distspec_pme::interpolate
 //     args: 0 positions (n x 3), 1 charges (n), 2 cell_inv_t, 3 potential mesh, 4 virial meshes
 //           (may be empty), 5 total charge (1), 6 alpha (1)
 //     outs: 0 energy rows (n), 1 forces (n x 3), 2 per-row virial (n x 6, may be empty); added
@@ -72,10 +72,6 @@ struct ModelFile;
 
 namespace distspec::models::pme {
 
-inline constexpr char kSpreadOp[] = "nvalchemiops::spline_spread";
-inline constexpr char kTotalChargeOp[] = "alchemiops::_pme_compute_partial_total_charge";
-inline constexpr char kSolveOp[] = "distspec_pme::solve";
-inline constexpr char kInterpolateOp[] = "distspec_pme::interpolate";
 // The rest of nvalchemi's PME family, which its spec adapts: no kernel here (a single periodic
 // system without a slab calls none of them).
 inline constexpr char kBatchSpreadOp[] = "nvalchemiops::batch_spline_spread";
@@ -118,6 +114,16 @@ struct OpState {
   int threads = 1;
   RealFft3d* fft = nullptr;
 };
+
+// The CUDA kernels' state (pme_cuda.cu): the constants, the cuFFT plans and device scratch.
+struct DeviceState;
+
+// The real-space pairs are ewald::kRealSpaceOp, called with the Ewald model's state.
+using PmeOp = Op<OpState, DeviceState>;
+inline constexpr PmeOp kSpreadOp{"nvalchemiops::spline_spread"};
+inline constexpr PmeOp kTotalChargeOp{"alchemiops::_pme_compute_partial_total_charge"};
+inline constexpr PmeOp kSolveOp{"distspec_pme::solve"};
+inline constexpr PmeOp kInterpolateOp{"distspec_pme::interpolate"};
 
 // Reads the "parameters" object (errors point under /parameters; the caller adds the file).
 Params parse_params(const Json& parameters, const std::string& units, int n_species, double cutoff);

@@ -51,8 +51,7 @@ struct AtomSplines {
 };
 
 // nvalchemiops::spline_spread: the charge mesh of the rows given.
-void spread(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const OpState& s = state_of<OpState>(kSpreadOp, state);
+void spread(Span<const TensorRef> args, Span<const TensorRef> outs, const OpState& s) {
   const Params& params = *s.params;
   const SpreadArgs a = unpack_spread(args, outs, params, Device::cpu);
   const std::size_t k = params.mesh_points();
@@ -80,8 +79,8 @@ void spread(Span<const TensorRef> args, Span<const TensorRef> outs, const void* 
 }
 
 // alchemiops::_pme_compute_partial_total_charge
-void total_charge(Span<const TensorRef> args, Span<const TensorRef> outs, const void*) {
-  const char* op = kTotalChargeOp;
+void total_charge(Span<const TensorRef> args, Span<const TensorRef> outs, const OpState&) {
+  const char* op = kTotalChargeOp.qualname;
   expect_count(op, "arguments", args.size(), 1);
   expect_count(op, "outputs", outs.size(), 1);
   const std::size_t n = args[0].rows;
@@ -94,8 +93,7 @@ void total_charge(Span<const TensorRef> args, Span<const TensorRef> outs, const 
 
 // distspec_pme::solve: the mesh potential (and the six virial meshes) from the global charge
 // mesh, with the k-space virial / C. The FFT and its plans belong to the model (OpState::fft).
-void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const OpState& s = state_of<OpState>(kSolveOp, state);
+void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const OpState& s) {
   const Params& params = *s.params;
   const SolveArgs a = unpack_solve(args, outs, params, Device::cpu);
   RealFft3d& fft = *s.fft;
@@ -146,8 +144,7 @@ void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* s
 
 // distspec_pme::interpolate: per row, its k-space, self and background energy, its k-space force
 // and its share of the k-space virial. Rows are independent.
-void interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const OpState& s = state_of<OpState>(kInterpolateOp, state);
+void interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const OpState& s) {
   const Params& params = *s.params;
   const InterpolateArgs a = unpack_interpolate(args, outs, params, Device::cpu);
   const int* mesh = params.mesh.data();
@@ -188,10 +185,10 @@ void interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const v
 }  // namespace
 
 void register_ops(OpRegistry& registry) {
-  registry.add(kSpreadOp, Device::cpu, spread);
-  registry.add(kTotalChargeOp, Device::cpu, total_charge);
-  registry.add(kSolveOp, Device::cpu, solve);
-  registry.add(kInterpolateOp, Device::cpu, interpolate);
+  registry.add<Device::cpu>(kSpreadOp, spread);
+  registry.add<Device::cpu>(kTotalChargeOp, total_charge);
+  registry.add<Device::cpu>(kSolveOp, solve);
+  registry.add<Device::cpu>(kInterpolateOp, interpolate);
   // Its real-space pairs are the Ewald model's kernel.
   ewald::register_ops(registry);
 }

@@ -75,15 +75,20 @@ class DeviceFft {
   cufftHandle forward_ = 0, backward_ = 0;
 };
 
-// What the CUDA ops are called with: the constants and the model's device scratch.
+}  // namespace
+
+// What the CUDA ops are called with (declared in pme.h): the constants and the model's device
+// scratch.
 struct DeviceState {
   Params params;
   mutable DeviceFft fft;
-  mutable DeviceArray<double> moduli;   // K1 + K2 + K3
-  mutable DeviceArray<double> spectrum_copy, kernel, point_sums, sums, scratch;
+  mutable cuda::DeviceArray<double> moduli;  // K1 + K2 + K3
+  mutable cuda::DeviceArray<double> spectrum_copy, kernel, point_sums, sums, scratch;
   mutable std::array<int, 3> moduli_mesh{};
   mutable int moduli_order = 0;
 };
+
+namespace {
 
 struct MeshDims {
   int k[3];
@@ -195,8 +200,7 @@ __global__ void interpolate_kernel(const InterpolateArgs a, const MeshDims m, do
 MeshDims dims_of(const Params& p) { return MeshDims{{p.mesh[0], p.mesh[1], p.mesh[2]}, p.order}; }
 
 
-void spread(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const DeviceState& s = state_of<DeviceState>(kSpreadOp, state);
+void spread(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceState& s) {
   const SpreadArgs a = unpack_spread(args, outs, s.params, Device::cuda);
   check(cudaMemsetAsync(a.mesh, 0, s.params.mesh_points() * sizeof(double)), "cudaMemsetAsync (mesh)");
   if (a.n == 0) return;
@@ -220,8 +224,8 @@ __global__ void sum_kernel(const double* q, std::size_t n, double* out) {
   if (threadIdx.x == 0) out[0] = part[0];
 }
 
-void total_charge(Span<const TensorRef> args, Span<const TensorRef> outs, const void*) {
-  const char* op = kTotalChargeOp;
+void total_charge(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceState&) {
+  const char* op = kTotalChargeOp.qualname;
   expect_count(op, "arguments", args.size(), 1);
   expect_count(op, "outputs", outs.size(), 1);
   const std::size_t n = args[0].rows;
@@ -231,8 +235,7 @@ void total_charge(Span<const TensorRef> args, Span<const TensorRef> outs, const 
   check_launch("DistSpec::PME::total_charge");
 }
 
-void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const DeviceState& s = state_of<DeviceState>(kSolveOp, state);
+void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceState& s) {
   const Params& p = s.params;
   const SolveArgs a = unpack_solve(args, outs, p, Device::cuda);
   const MeshDims m = dims_of(p);
@@ -279,8 +282,7 @@ void solve(Span<const TensorRef> args, Span<const TensorRef> outs, const void* s
   }
 }
 
-void interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {
-  const DeviceState& s = state_of<DeviceState>(kInterpolateOp, state);
+void interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const DeviceState& s) {
   const InterpolateArgs a = unpack_interpolate(args, outs, s.params, Device::cuda);
   if (a.n == 0) return;
   double inv_t_host[9];
@@ -319,7 +321,7 @@ class PmeCudaModel final : public Model, public SystemDerived {
     const std::array<double, 9> inv_t = cell_inv_t(graph.cell);
     cell_.upload(inv_t.data(), 9);
     charges_.upload(host_charges_);
-    graph_.upload(graph, state_.params.n_species, std::string("op '") + ewald::kRealSpaceOp + "'", kOpArgsHint);
+    graph_.upload(graph, state_.params.n_species, std::string("op '") + ewald::kRealSpaceOp.qualname + "'", kOpArgsHint);
     const std::size_t k = state_.params.mesh_points();
     const double alpha = state_.params.alpha;
 
@@ -327,8 +329,8 @@ class PmeCudaModel final : public Model, public SystemDerived {
     total_.resize(1);
     const TensorRef cell = device_ref(cell_.data(), 3, 3);
     dispatch.call(kSpreadOp, {device_ref(graph_.x.data(), n, 3), device_ref(charges_.data(), n), cell},
-                  {device_ref(mesh_.data(), k)}, &state_);
-    dispatch.call(kTotalChargeOp, {device_ref(charges_.data(), n)}, {device_ref(total_.data(), 1)}, &state_);
+                  {device_ref(mesh_.data(), k)}, state_);
+    dispatch.call(kTotalChargeOp, {device_ref(charges_.data(), n)}, {device_ref(total_.data(), 1)}, state_);
     double total_charge = 0.0;
     total_.download(&total_charge, 1);
 
@@ -338,7 +340,7 @@ class PmeCudaModel final : public Model, public SystemDerived {
     dispatch.call(kSolveOp, {device_ref(mesh_.data(), k), cell, TensorRef::of(&alpha, 1)},
                   {device_ref(potential_.data(), k), TensorRef::of(recip_virial.data(), 6),
                    device_ref(virial_meshes_.data(), request.virial_rows ? 6 : 0, k)},
-                  &state_);
+                  state_);
 
     energy_.resize(n);
     forces_.resize(3 * n);
@@ -351,14 +353,14 @@ class PmeCudaModel final : public Model, public SystemDerived {
                    TensorRef::of(&total_charge, 1), TensorRef::of(&alpha, 1)},
                   {device_ref(energy_.data(), n_owned), device_ref(forces_.data(), n_owned, 3),
                    device_ref(virial_rows_.data(), request.virial_rows ? n_owned : 0, 6)},
-                  &state_);
+                  state_);
     const bool virial = request.virial || request.virial_rows;
     std::vector<TensorRef> edges = graph_.edge_args();
     edges.push_back(device_ref(charges_.data(), n));
     dispatch.call(ewald::kRealSpaceOp, edges,
                   {device_ref(energy_.data(), n), device_ref(forces_.data(), n, 3), device_ref(virial_.data(), virial ? 6 : 0),
                    device_ref(virial_rows_.data(), request.virial_rows ? n : 0, 6)},
-                  &real_space_);
+                  real_space_);
     download_outputs({energy_, forces_, virial_, virial_rows_}, n_owned, n, request, virial, sums_, energy_total_, out);
     // The k-space virial every rank computed alike: this rank's share of the model's atoms.
     if (request.virial) {
@@ -383,10 +385,10 @@ class PmeCudaModel final : public Model, public SystemDerived {
 }  // namespace
 
 void register_cuda_ops(OpRegistry& registry) {
-  registry.add(kSpreadOp, Device::cuda, spread);
-  registry.add(kTotalChargeOp, Device::cuda, total_charge);
-  registry.add(kSolveOp, Device::cuda, solve);
-  registry.add(kInterpolateOp, Device::cuda, interpolate);
+  registry.add<Device::cuda>(kSpreadOp, spread);
+  registry.add<Device::cuda>(kTotalChargeOp, total_charge);
+  registry.add<Device::cuda>(kSolveOp, solve);
+  registry.add<Device::cuda>(kInterpolateOp, interpolate);
   ewald::register_cuda_ops(registry);
 }
 

@@ -6,13 +6,8 @@
 
 namespace distspec::models::pme {
 
-void missing_state(const char* op) {
-  throw Error(model_error_id::op_args, "", std::string("op '") + op + "' needs the PME model's state",
-              "call it through the PME model, which passes its constants");
-}
-
 SpreadArgs unpack_spread(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params, Device device) {
-  const char* op = kSpreadOp;
+  const char* op = kSpreadOp.qualname;
   expect_count(op, "arguments", args.size(), 3);
   expect_count(op, "outputs", outs.size(), 1);
   SpreadArgs a;
@@ -25,7 +20,7 @@ SpreadArgs unpack_spread(Span<const TensorRef> args, Span<const TensorRef> outs,
 }
 
 SolveArgs unpack_solve(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params, Device device) {
-  const char* op = kSolveOp;
+  const char* op = kSolveOp.qualname;
   const std::size_t k = params.mesh_points();
   expect_count(op, "arguments", args.size(), 3);
   expect_count(op, "outputs", outs.size(), 3);
@@ -41,7 +36,7 @@ SolveArgs unpack_solve(Span<const TensorRef> args, Span<const TensorRef> outs, c
 
 InterpolateArgs unpack_interpolate(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params,
                                    Device device) {
-  const char* op = kInterpolateOp;
+  const char* op = kInterpolateOp.qualname;
   const std::size_t k = params.mesh_points();
   expect_count(op, "arguments", args.size(), 7);
   expect_count(op, "outputs", outs.size(), 3);

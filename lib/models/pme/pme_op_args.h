@@ -9,14 +9,6 @@
 
 namespace distspec::models::pme {
 
-// The state an op was called with; throws model.op_args when it was called with none.
-[[noreturn]] void missing_state(const char* op);
-template <class State>
-const State& state_of(const char* op, const void* state) {
-  if (!state) missing_state(op);
-  return *static_cast<const State*>(state);
-}
-
 struct SpreadArgs {
   const double* x = nullptr;  // n x 3
   const double* q = nullptr;  // n

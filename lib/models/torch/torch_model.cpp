@@ -38,6 +38,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A graph's halo op as the dispatcher binds it: by name, with no state, since it runs inside the
+// graph (graph_only_kernel). The handle points into `qualname`, which must outlive it.
+Op<NoState> graph_op(const std::string& qualname) { return Op<NoState>{qualname.c_str()}; }
+
 constexpr int kContract = 1;
 // The graph's metadata the exporter writes (doc/torch_models.md, "What the graph file carries").
 constexpr char kMetadataKey[] = "distspec.json";
@@ -230,7 +234,8 @@ class TorchModel final : public Model {
     if (params_.format == GraphFormat::aoti) load_aoti(ops);
     else load_torchscript(ops);
     // A graph whose op list cannot be read may call any of them.
-    info_.ops = ops_known_ ? std::vector<std::string>(ops.begin(), ops.end()) : halo_op_names();
+    for (const std::string& op : ops_known_ ? std::vector<std::string>(ops.begin(), ops.end()) : halo_op_names())
+      info_.ops.push_back(graph_op(op));
     info_.opaque_ops.assign(accelerated_.begin(), accelerated_.end());
     // A spec written for a graph of an accelerator may list its other kernels too (nvalchemi's
     // MACE spec for cuEquivariance lists seven, a force graph calls some): those that are loaded.
@@ -238,8 +243,8 @@ class TorchModel final : public Model {
     for (const std::string& op : accelerated_) used.insert(accelerator_of_op(op));
     for (const Accelerator* a : used)
       for (const std::string& op : registered_ops(*a)) info_.family_ops.push_back(op);
-    info_.halo_scatter_corrections = std::any_of(info_.ops.begin(), info_.ops.end(), [](const std::string& op) {
-      return op.find("::halo_scatter_correct_static") != std::string::npos;
+    info_.halo_scatter_corrections = std::any_of(info_.ops.begin(), info_.ops.end(), [](const OpUse& op) {
+      return op.qualname.find("::halo_scatter_correct_static") != std::string::npos;
     });
     // The model file against what its graph and spec were exported with, before a call that
     // would run a graph with another cutoff, precision or element order than the file says.
@@ -791,7 +796,7 @@ class TorchModel final : public Model {
 };
 
 // The dispatcher's view of a graph op: it runs inside the graph, never through Dispatcher::call.
-void graph_only_kernel(Span<const TensorRef>, Span<const TensorRef>, const void*) {
+void graph_only_kernel(Span<const TensorRef>, Span<const TensorRef>, const NoState&) {
   throw Error(model_error_id::op_args, "", "a torch graph's halo op was called through the dispatcher",
               "these ops run inside exported graphs only");
 }
@@ -821,8 +826,8 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
 void register_ops(OpRegistry& registry) {
   register_halo_ops();
   for (const std::string& op : halo_op_names()) {
-    registry.add(op, Device::cpu, graph_only_kernel);
-    registry.add(op, Device::cuda, graph_only_kernel);
+    registry.add<Device::cpu>(graph_op(op), graph_only_kernel);
+    registry.add<Device::cuda>(graph_op(op), graph_only_kernel);
   }
 }
 
