@@ -118,7 +118,7 @@ void embedding(Span<const TensorRef> args, Span<const TensorRef> outs, const Tab
   }
 }
 
-// Pair forces: psi'(r) = F'_i rho_b'(r) + F'_j rho_a'(r) + phi'(r), phi = z2r / r.
+// Pair forces (eam_math.h pair_force).
 template <bool kEnergy, bool kVirial>
 void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const PairOutputs& o, std::size_t r_begin,
                  std::size_t r_end) {
@@ -134,14 +134,10 @@ void pair_forces(const Tables& t, const EdgeArgs& edges, const double* fp, const
     // for a pair of one element (pair_eam.cpp evaluates it twice).
     const double rhoip = spline_slope(t.density_table(a, b), k);
     const double rhojp = a == b ? rhoip : spline_slope(t.density_table(b, a), k);
-    const Spline& z2r = t.z2r[Tables::pair_index(a, b)];
-    const double z2p = spline_slope(z2r, k);
-    const double z2 = spline_value(z2r, k);
-    const double recip = 1.0 / r;
-    const double phi = z2 * recip;
-    const double phip = z2p * recip - phi * recip;
-    const double psip = fp[i] * rhojp + fp[j] * rhoip + phip;
-    o.tally_pair<kEnergy, kVirial>(sums, j, both, 0.5 * phi, -psip * recip, del);
+    double phi, fpair;
+    pair_force(t.z2r[Tables::pair_index(a, b)][static_cast<std::size_t>(k.m)].data(), k.p, r, fp[i], fp[j], rhoip,
+               rhojp, phi, fpair);
+    o.tally_pair<kEnergy, kVirial>(sums, j, both, 0.5 * phi, fpair, del);
   }, [&](int i) { o.flush<kEnergy, kVirial>(i, sums); }, r_begin, r_end);
 }
 

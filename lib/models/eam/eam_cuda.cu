@@ -8,6 +8,7 @@
 #include "models/cuda/pair_tally.cuh"
 #include "models/cuda/require_cuda_dispatcher.cuh"
 #include "models/eam/eam.h"
+#include "models/eam/eam_math.h"
 #include "models/edge_kernel.h"
 #include "models/model_error.h"
 
@@ -33,21 +34,10 @@ struct TableView {
     return rhor + (static_cast<std::size_t>(table) * (nr + 1) + m) * 7;
   }
   __device__ const double* z2r_row(int a, int b, int m) const {
-    const int hi = a > b ? a : b, lo = a > b ? b : a;
-    return z2r + (static_cast<std::size_t>(hi * (hi + 1) / 2 + lo) * (nr + 1) + m) * 7;
+    return z2r + (pair_index(a, b) * (nr + 1) + m) * 7;
   }
-  // Tables::r_knot: p = r rdr + 1, m = min(int(clamp(p, 0, nr)), nr - 1), p = min(p - m, 1).
-  __device__ void r_knot(double r, int& m, double& p) const {
-    p = r * rdr + 1.0;
-    const double c = p < 0.0 ? 0.0 : (p > double(nr) ? double(nr) : p);
-    m = min(static_cast<int>(c), nr - 1);
-    p -= m;
-    p = 1.0 < p ? 1.0 : p;
-  }
+  __device__ void r_knot(double r, int& m, double& p) const { eam::r_knot(r, rdr, nr, m, p); }
 };
-
-__device__ inline double spline_value(const double* c, double p) { return ((c[3] * p + c[4]) * p + c[5]) * p + c[6]; }
-__device__ inline double spline_slope(const double* c, double p) { return (c[0] * p + c[1]) * p + c[2]; }
 
 }  // namespace
 
@@ -118,22 +108,14 @@ __global__ void embedding_kernel(const double* rho, const int* species, std::siz
     fp[i] = 0.0;
     const int a = species[i];
     if (a < 0) continue;
-    const double r = rho[i];
-    double p = r * t.rdrho + 1.0;
-    const double c = p < 0.0 ? 0.0 : (p > double(t.nrho) ? double(t.nrho) : p);
-    const int m = max(1, min(static_cast<int>(c), t.nrho - 1));
-    p -= m;
-    p = 1.0 < p ? 1.0 : p;
-    const double* row = t.frho + (static_cast<std::size_t>(a) * (t.nrho + 1) + m) * 7;
-    const double slope = spline_slope(row, p);
-    double f = spline_value(row, p);
-    if (r > t.rhomax) f += slope * (r - t.rhomax);
+    double slope;
+    energy[i] += embedding_energy(t.frho + static_cast<std::size_t>(a) * (t.nrho + 1) * 7, t.nrho, t.rdrho,
+                                  t.rhomax, rho[i], &slope);
     fp[i] = slope;
-    energy[i] += f;
   }
 }
 
-// Pair force psi'(r) = F'_i rho_b'(r) + F'_j rho_a'(r) + phi'(r), phi = z2r / r, as eam_cpu.cpp.
+// Pair force (eam_math.h pair_force), as eam_cpu.cpp.
 // Per edge: 4 B sender (streamed), x_j 24 B + species_j 4 B + fp_j 8 B (gathered), three 24 B
 // spline rows (cached); 10 flops for the distance, a square root, a division and ~35 flops for
 // the knot, three cubics and psi', 7 for the tally and 13 more with the virial.
@@ -148,15 +130,9 @@ struct ForcePair {
     t.r_knot(r, m, p);
     const double rhoip = spline_slope(t.rhor_row(a, b, m), p);
     const double rhojp = spline_slope(t.rhor_row(b, a, m), p);
-    const double* z2r = t.z2r_row(a, b, m);
-    const double z2p = spline_slope(z2r, p);
-    const double z2 = spline_value(z2r, p);
-    const double recip = 1.0 / r;
-    const double phi = z2 * recip;
-    const double phip = z2p * recip - phi * recip;
-    const double psip = fp[i] * rhojp + fp[j] * rhoip + phip;
+    double phi;
+    pair_force(t.z2r_row(a, b, m), p, r, fp[i], fp[j], rhoip, rhojp, phi, fpair);
     half_energy = 0.5 * phi;
-    fpair = -psip * recip;
     return true;
   }
 };

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/eam/eam_math.h"
+
 namespace distspec::models::eam {
 
 // One element's DYNAMO funcfl file. Tables hold the file's values in order: frho[k] = F(k drho),
@@ -59,7 +61,8 @@ Setfl parse_fs(std::string_view text, const std::string& file);
 
 // pair_eam.cpp interpolate(): per grid interval m, 7 cubic coefficients, [0..2] of the
 // derivative and [3..6] of the value. Rows are 1-based as in LAMMPS (row 0 unused) so the
-// evaluation code below reads like pair_eam.cpp's compute().
+// evaluation code below reads like pair_eam.cpp's compute(); the rows are contiguous, as the
+// arithmetic of eam_math.h reads them.
 using Spline = std::vector<std::array<double, 7>>;
 Spline interpolate(const std::vector<double>& values, double delta);
 
@@ -69,16 +72,8 @@ struct Knot {
   double p = 0.0;
 };
 
-inline double spline_value(const Spline& s, Knot k) {
-  const auto& c = s[static_cast<std::size_t>(k.m)];
-  return ((c[3] * k.p + c[4]) * k.p + c[5]) * k.p + c[6];
-}
-
-// Derivative with respect to r (or rho): the coefficients carry the 1/delta.
-inline double spline_slope(const Spline& s, Knot k) {
-  const auto& c = s[static_cast<std::size_t>(k.m)];
-  return (c[0] * k.p + c[1]) * k.p + c[2];
-}
+inline double spline_value(const Spline& s, Knot k) { return spline_value(s[static_cast<std::size_t>(k.m)].data(), k.p); }
+inline double spline_slope(const Spline& s, Knot k) { return spline_slope(s[static_cast<std::size_t>(k.m)].data(), k.p); }
 
 // The tables pair_eam.cpp's compute() reads, indexed by the model's species (elements order).
 struct Tables {
@@ -103,19 +98,12 @@ struct Tables {
     return rhor[static_cast<std::size_t>(rhor_of[static_cast<std::size_t>(from * n_species + at)])];
   }
 
-  // Lower-triangular pair order of pair_eam.cpp's type2z2r: (a, b) and (b, a) share a table.
-  static std::size_t pair_index(int a, int b) {
-    const auto i = static_cast<std::size_t>(std::max(a, b));
-    return i * (i + 1) / 2 + static_cast<std::size_t>(std::min(a, b));
-  }
+  static std::size_t pair_index(int a, int b) { return eam::pair_index(a, b); }
 
-  // pair_eam.cpp compute(): p = r rdr + 1, m = min(int(p), nr - 1), p = min(p - m, 1).
-  // Only the cast's argument is clamped: LAMMPS casts unclamped, which overflows for absurd r.
   Knot r_knot(double r) const {
-    double p = r * rdr + 1.0;
-    const int m = std::min(static_cast<int>(std::clamp(p, 0.0, static_cast<double>(nr))), nr - 1);
-    p -= m;
-    return {m, std::min(p, 1.0)};
+    Knot k;
+    eam::r_knot(r, rdr, nr, k.m, k.p);
+    return k;
   }
 
   // The same for 0 <= r < cutoff, where p is finite and small: pair_eam.cpp's arithmetic as it
@@ -127,18 +115,9 @@ struct Tables {
     return {m, std::min(p, 1.0)};
   }
 
-  // F(rho) of species a, and F'(rho) in *fp. Beyond rhomax the table would be exceeded, so F
-  // continues linearly with the slope at rhomax to conserve energy (pair_eam.cpp compute()).
+  // F(rho) of species a, and F'(rho) in *fp (eam_math.h).
   double embedding(int a, double rho, double* fp) const {
-    double p = rho * rdrho + 1.0;
-    const int m = std::max(1, std::min(static_cast<int>(std::clamp(p, 0.0, static_cast<double>(nrho))), nrho - 1));
-    p -= m;
-    const Knot k{m, std::min(p, 1.0)};
-    const Spline& s = frho[static_cast<std::size_t>(a)];
-    *fp = spline_slope(s, k);
-    double f = spline_value(s, k);
-    if (rho > rhomax) f += *fp * (rho - rhomax);
-    return f;
+    return embedding_energy(frho[static_cast<std::size_t>(a)].front().data(), nrho, rdrho, rhomax, rho, fp);
   }
 };
 
