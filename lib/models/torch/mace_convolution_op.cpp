@@ -17,6 +17,7 @@
 #endif
 
 #include "models/mace/spline_convolution.h"
+#include "models/torch/mace_op_util.h"
 
 namespace distspec::models::torch_kind {
 namespace {
@@ -27,20 +28,6 @@ constexpr const char* kForward = "distspec_mace::spline_convolution";
 constexpr const char* kBackward = "distspec_mace::spline_convolution_backward";
 constexpr const char* kTablesHint =
     "build the tables with distspec_export.mace_kernels.convolution.SplineConvolution.from_mace";
-
-#ifdef DISTSPEC_WITH_CUDA
-// The stream torch queues its work for the device on, as torch_runtime.h's current_stream (not
-// included: this library links no distspec core).
-CUstream_st* torch_stream(const at::Tensor& t) {
-  return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
-}
-#endif
-
-std::string sizes_of(const at::Tensor& t) {
-  std::string text = "[";
-  for (int64_t d = 0; d < t.dim(); ++d) text += (d ? ", " : "") + std::to_string(t.size(d));
-  return text + "]";
-}
 
 // The tensors a call reads, contiguous, and the kernel's view of them.
 template <class T>
@@ -193,7 +180,7 @@ at::Tensor spline_convolution(const at::Tensor& node_feats, const at::Tensor& ve
     if (node_feats.is_cuda()) {
       mace::spline_convolution_forward_cuda<scalar_t>(
           in.conv, n_out, message.data_ptr<scalar_t>(),
-          torch_stream(node_feats));
+          static_cast<CUstream_st*>(current_stream(node_feats)));
       return;
     }
 #endif
@@ -229,7 +216,7 @@ std::tuple<at::Tensor, at::Tensor> spline_convolution_backward(
     if (node_feats.is_cuda()) {
       mace::spline_convolution_backward_cuda<scalar_t>(
           in.conv, n_out, g.data_ptr<scalar_t>(), grad_node_feats.data_ptr<scalar_t>(),
-          grad_vectors.data_ptr<scalar_t>(), torch_stream(node_feats));
+          grad_vectors.data_ptr<scalar_t>(), static_cast<CUstream_st*>(current_stream(node_feats)));
       return;
     }
 #endif
@@ -317,10 +304,6 @@ std::tuple<at::Tensor, at::Tensor> spline_convolution_backward_autograd(
 }  // namespace
 }  // namespace distspec::models::torch_kind
 
-namespace {
-namespace ops = distspec::models::torch_kind;
-}  // namespace
-
 TORCH_LIBRARY_FRAGMENT(distspec_mace, m) {
   m.def("spline_convolution(Tensor node_feats, Tensor vectors, Tensor senders, Tensor receivers, SymInt n_out, "
         "Tensor spline, float r_max, Tensor paths, Tensor cg_ijk, Tensor cg_value, int out_dim) -> Tensor");
@@ -329,19 +312,4 @@ TORCH_LIBRARY_FRAGMENT(distspec_mace, m) {
         "-> (Tensor grad_node_feats, Tensor grad_vectors)");
 }
 
-TORCH_LIBRARY_IMPL(distspec_mace, CPU, m) {
-  m.impl("spline_convolution", TORCH_FN(ops::spline_convolution));
-  m.impl("spline_convolution_backward", TORCH_FN(ops::spline_convolution_backward));
-}
-
-#ifdef DISTSPEC_WITH_CUDA
-TORCH_LIBRARY_IMPL(distspec_mace, CUDA, m) {
-  m.impl("spline_convolution", TORCH_FN(ops::spline_convolution));
-  m.impl("spline_convolution_backward", TORCH_FN(ops::spline_convolution_backward));
-}
-#endif
-
-TORCH_LIBRARY_IMPL(distspec_mace, Autograd, m) {
-  m.impl("spline_convolution", TORCH_FN(ops::spline_convolution_autograd));
-  m.impl("spline_convolution_backward", TORCH_FN(ops::spline_convolution_backward_autograd));
-}
+DISTSPEC_MACE_OP_KERNELS(spline_convolution)

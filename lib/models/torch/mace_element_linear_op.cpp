@@ -184,28 +184,9 @@ at::Tensor element_linear_backward_autograd(const at::Tensor& grad_out, const at
 }  // namespace
 }  // namespace distspec::models::torch_kind
 
-namespace {
-namespace ops = distspec::models::torch_kind;
-}  // namespace
-
 TORCH_LIBRARY_FRAGMENT(distspec_mace, m) {
   m.def("element_linear(Tensor x, Tensor species, Tensor weights, Tensor paths, int out_dim) -> Tensor");
   m.def("element_linear_backward(Tensor grad_out, Tensor species, Tensor weights, Tensor paths, int in_dim) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(distspec_mace, CPU, m) {
-  m.impl("element_linear", TORCH_FN(ops::element_linear));
-  m.impl("element_linear_backward", TORCH_FN(ops::element_linear_backward));
-}
-
-#ifdef DISTSPEC_WITH_CUDA
-TORCH_LIBRARY_IMPL(distspec_mace, CUDA, m) {
-  m.impl("element_linear", TORCH_FN(ops::element_linear));
-  m.impl("element_linear_backward", TORCH_FN(ops::element_linear_backward));
-}
-#endif
-
-TORCH_LIBRARY_IMPL(distspec_mace, Autograd, m) {
-  m.impl("element_linear", TORCH_FN(ops::element_linear_autograd));
-  m.impl("element_linear_backward", TORCH_FN(ops::element_linear_backward_autograd));
-}
+DISTSPEC_MACE_OP_KERNELS(element_linear)

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <ATen/ATen.h>
+#include <torch/library.h>
 #ifdef DISTSPEC_WITH_CUDA
 #include <c10/cuda/CUDAStream.h>
 #endif
@@ -26,3 +27,27 @@ inline void* current_stream(const at::Tensor& x) {
 #endif
 
 }  // namespace distspec::models::torch_kind
+
+// Binds op NAME and NAME_backward of the namespace distspec_mace (their schemas defined by the op
+// file) to torch_kind::NAME and NAME_backward on the CPU and, in a CUDA build, on CUDA (one
+// function each, which dispatches on the tensors' device), and to NAME_autograd and
+// NAME_backward_autograd for the Autograd key: every op of the library has this shape.
+#ifdef DISTSPEC_WITH_CUDA
+#define DISTSPEC_MACE_CUDA_KERNELS(NAME)                                                    \
+  TORCH_LIBRARY_IMPL(distspec_mace, CUDA, m) {                                              \
+    m.impl(#NAME, TORCH_FN(distspec::models::torch_kind::NAME));                            \
+    m.impl(#NAME "_backward", TORCH_FN(distspec::models::torch_kind::NAME##_backward));     \
+  }
+#else
+#define DISTSPEC_MACE_CUDA_KERNELS(NAME)
+#endif
+#define DISTSPEC_MACE_OP_KERNELS(NAME)                                                              \
+  TORCH_LIBRARY_IMPL(distspec_mace, CPU, m) {                                                       \
+    m.impl(#NAME, TORCH_FN(distspec::models::torch_kind::NAME));                                    \
+    m.impl(#NAME "_backward", TORCH_FN(distspec::models::torch_kind::NAME##_backward));             \
+  }                                                                                                 \
+  DISTSPEC_MACE_CUDA_KERNELS(NAME)                                                                  \
+  TORCH_LIBRARY_IMPL(distspec_mace, Autograd, m) {                                                  \
+    m.impl(#NAME, TORCH_FN(distspec::models::torch_kind::NAME##_autograd));                         \
+    m.impl(#NAME "_backward", TORCH_FN(distspec::models::torch_kind::NAME##_backward_autograd));    \
+  }

@@ -233,10 +233,6 @@ at::Tensor symmetric_contraction_backward_autograd(const at::Tensor& grad_out, c
 }  // namespace
 }  // namespace distspec::models::torch_kind
 
-namespace {
-namespace ops = distspec::models::torch_kind;
-}  // namespace
-
 TORCH_LIBRARY_FRAGMENT(distspec_mace, m) {
   m.def("symmetric_contraction(Tensor x, Tensor species, Tensor coefficients, Tensor monomials, "
         "Tensor term_offsets, Tensor term_outputs, int[] irrep_dims) -> Tensor");
@@ -244,19 +240,4 @@ TORCH_LIBRARY_FRAGMENT(distspec_mace, m) {
         "Tensor monomials, Tensor term_offsets, Tensor term_outputs, int[] irrep_dims) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(distspec_mace, CPU, m) {
-  m.impl("symmetric_contraction", TORCH_FN(ops::symmetric_contraction));
-  m.impl("symmetric_contraction_backward", TORCH_FN(ops::symmetric_contraction_backward));
-}
-
-#ifdef DISTSPEC_WITH_CUDA
-TORCH_LIBRARY_IMPL(distspec_mace, CUDA, m) {
-  m.impl("symmetric_contraction", TORCH_FN(ops::symmetric_contraction));
-  m.impl("symmetric_contraction_backward", TORCH_FN(ops::symmetric_contraction_backward));
-}
-#endif
-
-TORCH_LIBRARY_IMPL(distspec_mace, Autograd, m) {
-  m.impl("symmetric_contraction", TORCH_FN(ops::symmetric_contraction_autograd));
-  m.impl("symmetric_contraction_backward", TORCH_FN(ops::symmetric_contraction_backward_autograd));
-}
+DISTSPEC_MACE_OP_KERNELS(symmetric_contraction)
