@@ -68,4 +68,53 @@ inline double energy(models::Model& model, const ChargedGraph& g, const Distribu
   return compute(model, g, spec, nullptr, energy_only).energy;
 }
 
+// W_ab = -dE/d eps_ab under x -> (I + eps) x with the cell, by central differences: component v
+// in LAMMPS' order xx yy zz xy xz yz.
+inline double fd_strain_virial(models::Model& model, const ChargedGraph& g, const DistributionSpec& spec, int v,
+                               double h = 1e-5) {
+  constexpr int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  double e[2];
+  for (int s = 0; s < 2; ++s) {
+    ChargedGraph strained = g;
+    Mat3 eps{};
+    eps[ab[v][0]][ab[v][1]] = s == 0 ? h : -h;
+    strained.graph.deform(eps);
+    e[s] = energy(model, strained, spec);
+  }
+  return -(e[0] - e[1]) / (2 * h);
+}
+
+// The forces on atoms 0, 3, 17 and 40 against -dE/dx by central differences (each atom moves with
+// its images).
+inline void expect_forces_are_energy_derivatives(models::Model& model, const ChargedGraph& g,
+                                                 const DistributionSpec& spec, const models::ModelOutputs& out) {
+  const double h = 1e-5;
+  for (std::size_t i : {0u, 3u, 17u, 40u})
+    for (int k = 0; k < 3; ++k) {
+      ChargedGraph plus = g, minus = g;
+      Vec3 d{};
+      d[k] = h;
+      plus.graph.displace(i, d);
+      d[k] = -h;
+      minus.graph.displace(i, d);
+      const double fd = -(energy(model, plus, spec) - energy(model, minus, spec)) / (2 * h);
+      EXPECT_NEAR(out.forces[3 * i + k], fd, 2e-6 * (1.0 + std::abs(fd))) << "atom " << i << " component " << k;
+    }
+}
+
+// A charge sum's outputs: the per-row virials and energies of the owned rows sum to the global
+// ones, and every force lands on an owned row (the spec may declare forces owned-only).
+inline void expect_owned_rows_complete(const models::ModelOutputs& out, const ChargedGraph& g) {
+  for (int v = 0; v < 6; ++v) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < g.graph.n_owned(); ++i) sum += out.virial_rows[6 * i + v];
+    EXPECT_NEAR(sum, out.virial[v], 1e-10 * (1.0 + std::abs(out.virial[v])));
+  }
+  double sum = 0.0;
+  for (std::size_t i = 0; i < g.graph.n_owned(); ++i) sum += out.energy_rows[i];
+  EXPECT_NEAR(sum, out.energy, 1e-10 * std::abs(out.energy));
+  for (std::size_t r = g.graph.n_owned(); r < g.graph.n_rows(); ++r)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(out.forces[3 * r + k], 0.0);
+}
+
 }  // namespace distspec::test

@@ -65,44 +65,12 @@ TEST(Ewald, ForcesAndVirialAreDerivativesOfTheEnergy) {
   auto model = models::make_model(file);
   const ChargedGraph g(c, charges, file.cutoff);
   const models::ModelOutputs out = compute(*model, g, file.spec.core);
-  const double h = 1e-5;
-  for (std::size_t i : {0u, 3u, 17u, 40u})
-    for (int k = 0; k < 3; ++k) {
-      ChargedGraph plus = g, minus = g;
-      Vec3 d{};
-      d[k] = h;
-      plus.graph.displace(i, d);
-      d[k] = -h;
-      minus.graph.displace(i, d);
-      const double fd = -(energy(*model, plus, file.spec.core) - energy(*model, minus, file.spec.core)) / (2 * h);
-      EXPECT_NEAR(out.forces[3 * i + k], fd, 2e-6 * (1.0 + std::abs(fd))) << "atom " << i << " component " << k;
-    }
-  // W_ab = -dE/d eps_ab under x -> (I + eps) x with the cell.
-  constexpr int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  expect_forces_are_energy_derivatives(*model, g, file.spec.core, out);
   for (int v = 0; v < 3; ++v) {  // the box stays orthogonal under diagonal strains only
-    double e[2];
-    for (int s = 0; s < 2; ++s) {
-      ChargedGraph strained = g;
-      Mat3 eps{};
-      eps[ab[v][0]][ab[v][1]] = s == 0 ? h : -h;
-      strained.graph.deform(eps);
-      e[s] = energy(*model, strained, file.spec.core);
-    }
-    const double fd = -(e[0] - e[1]) / (2 * h);
+    const double fd = fd_strain_virial(*model, g, file.spec.core, v);
     EXPECT_NEAR(out.virial[v], fd, 1e-5 * (1.0 + std::abs(fd))) << "virial component " << v;
   }
-  // The per-row virials and energies sum to the global ones.
-  for (int v = 0; v < 6; ++v) {
-    double sum = 0.0;
-    for (std::size_t i = 0; i < g.graph.n_owned(); ++i) sum += out.virial_rows[6 * i + v];
-    EXPECT_NEAR(sum, out.virial[v], 1e-10 * (1.0 + std::abs(out.virial[v])));
-  }
-  double sum = 0.0;
-  for (std::size_t i = 0; i < g.graph.n_owned(); ++i) sum += out.energy_rows[i];
-  EXPECT_NEAR(sum, out.energy, 1e-10 * std::abs(out.energy));
-  // Everything lands on owned rows: the spec may declare forces owned-only.
-  for (std::size_t r = g.graph.n_owned(); r < g.graph.n_rows(); ++r)
-    for (int k = 0; k < 3; ++k) EXPECT_EQ(out.forces[3 * r + k], 0.0);
+  expect_owned_rows_complete(out, g);
 }
 
 // LAMMPS 4Feb2025's log for kspace_modify gewald 0.3 kmax/ewald 7 7 7 in a 22.56 A cube:

@@ -173,44 +173,14 @@ TEST(Pme, ForcesAndVirialAreDerivativesOfTheEnergy) {
     auto model = models::make_model(file);
     const ChargedGraph g(c, q, file.cutoff);
     const models::ModelOutputs out = compute(*model, g, file.spec.core);
-    const double h = 1e-5;
-    for (std::size_t i : {0u, 3u, 17u, 40u})
-      for (int k = 0; k < 3; ++k) {
-        ChargedGraph plus = g, minus = g;
-        Vec3 d{};
-        d[k] = h;
-        plus.graph.displace(i, d);
-        d[k] = -h;
-        minus.graph.displace(i, d);
-        const double fd = -(energy(*model, plus, file.spec.core) - energy(*model, minus, file.spec.core)) / (2 * h);
-        EXPECT_NEAR(out.forces[3 * i + k], fd, 2e-6 * (1.0 + std::abs(fd))) << "atom " << i << " component " << k;
-      }
-    constexpr int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
-    for (int v = 0; v < 6; ++v) {
-      double e[2];
-      for (int s = 0; s < 2; ++s) {
-        ChargedGraph strained = g;
-        Mat3 eps{};
-        eps[ab[v][0]][ab[v][1]] = s == 0 ? h : -h;
-        strained.graph.deform(eps);
-        e[s] = energy(*model, strained, file.spec.core);
-      }
-      const double fd = -(e[0] - e[1]) / (2 * h);
-      // A charged system's background energy depends on the volume; LAMMPS leaves its virial
-      // out, and so does the model: compare the diagonal of a neutral system only.
-      if (v < 3) continue;
+    expect_forces_are_energy_derivatives(*model, g, file.spec.core, out);
+    // A charged system's background energy depends on the volume; LAMMPS leaves its virial out,
+    // and so does the model: the diagonal is compared on a neutral system only (below).
+    for (int v = 3; v < 6; ++v) {
+      const double fd = fd_strain_virial(*model, g, file.spec.core, v);
       EXPECT_NEAR(out.virial[v], fd, 1e-5 * (1.0 + std::abs(fd))) << "virial component " << v;
     }
-    for (int v = 0; v < 6; ++v) {
-      double sum = 0.0;
-      for (std::size_t i = 0; i < g.graph.n_owned(); ++i) sum += out.virial_rows[6 * i + v];
-      EXPECT_NEAR(sum, out.virial[v], 1e-10 * (1.0 + std::abs(out.virial[v])));
-    }
-    double sum = 0.0;
-    for (std::size_t i = 0; i < g.graph.n_owned(); ++i) sum += out.energy_rows[i];
-    EXPECT_NEAR(sum, out.energy, 1e-10 * std::abs(out.energy));
-    for (std::size_t r = g.graph.n_owned(); r < g.graph.n_rows(); ++r)
-      for (int k = 0; k < 3; ++k) EXPECT_EQ(out.forces[3 * r + k], 0.0);
+    expect_owned_rows_complete(out, g);
   }
 }
 
@@ -223,17 +193,8 @@ TEST(Pme, VirialDiagonalOfANeutralSystem) {
   auto model = models::make_model(file);
   const ChargedGraph g(c, rock_salt_charges(c, 1.0), file.cutoff);
   const models::ModelOutputs out = compute(*model, g, file.spec.core);
-  const double h = 1e-5;
   for (int v = 0; v < 3; ++v) {
-    double e[2];
-    for (int s = 0; s < 2; ++s) {
-      ChargedGraph strained = g;
-      Mat3 eps{};
-      eps[v][v] = s == 0 ? h : -h;
-      strained.graph.deform(eps);
-      e[s] = energy(*model, strained, file.spec.core);
-    }
-    const double fd = -(e[0] - e[1]) / (2 * h);
+    const double fd = fd_strain_virial(*model, g, file.spec.core, v);
     EXPECT_NEAR(out.virial[v], fd, 1e-5 * (1.0 + std::abs(fd))) << "virial component " << v;
   }
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -17,12 +18,6 @@
 #include "distspec/util/span.h"
 
 namespace distspec {
-
-// A kernel of op `Handle` on device `D`: positional inputs, positional outputs (preallocated by
-// the caller), and the state the handle declares.
-template <class Handle, Device D>
-using KernelOf = void (*)(Span<const TensorRef> args, Span<const TensorRef> outs,
-                          const typename Handle::template State<D>& state);
 
 // A registered kernel with its state erased: the registry's wrapper restores the type, which
 // `state` says, so that no kernel casts.
@@ -35,11 +30,14 @@ class OpRegistry {
  public:
   static OpRegistry& global();
 
-  // Registers `kernel` for `op` on device D; its signature must take the state the handle
-  // declares for D (KernelOf), or this does not compile.
+  // Registers `kernel` for `op` on device D: kernel(args, outs, state), positional inputs,
+  // positional outputs (preallocated by the caller) and the state the handle declares for D,
+  // or this does not compile.
   template <Device D, class C, class G, class Kernel>
   void add(const Op<C, G>& op, Kernel kernel) {
     using State = typename Op<C, G>::template State<D>;
+    static_assert(std::is_invocable_v<Kernel&, Span<const TensorRef>, Span<const TensorRef>, const State&>,
+                  "the kernel does not take the state its op's handle declares for this device");
     std::function<void(Span<const TensorRef>, Span<const TensorRef>, const State&)> typed = std::move(kernel);
     add_erased(op.qualname, D,
                RegisteredKernel{[typed](Span<const TensorRef> args, Span<const TensorRef> outs, const void* state) {

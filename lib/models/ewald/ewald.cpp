@@ -156,32 +156,8 @@ Params parse_params(const Json& parameters, const std::string& units, int n_spec
 void check_spec(const MLIPSpec& spec) {
   const std::string hint = "adapt it as potentials/specs/ewald_halo.json does: arguments 0 and 1 slice_owned, outputs "
                            "0, 1 and 2 all_reduce_sum";
-  const auto& ops = spec.core.custom_ops;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].op != kStructureFactorsOp.qualname) continue;
-    const std::string at = "/core/custom_ops/" + std::to_string(i);
-    for (int pos : {0, 1}) {
-      const auto t = ops[i].arg_transforms.find(pos);
-      if (t == ops[i].arg_transforms.end() || t->second != ArgTransform::slice_owned)
-        throw Error(error_id::value, at + "/arg_transforms",
-                    std::string("op '") + kStructureFactorsOp.qualname + "' needs argument " + std::to_string(pos) +
-                        " slice_owned, or every halo image of an atom would count as another atom",
-                    hint);
-    }
-    for (int pos : {0, 1, 2}) {
-      const auto t = ops[i].output_transforms.find(pos);
-      if (t == ops[i].output_transforms.end() || t->second != OutputTransform::all_reduce_sum)
-        throw Error(error_id::value, at + "/output_transforms",
-                    std::string("op '") + kStructureFactorsOp.qualname + "' needs output " + std::to_string(pos) +
-                        " all_reduce_sum, or each rank would see only its own atoms' structure factor",
-                    hint);
-    }
-    return;
-  }
-  throw Error(error_id::value, "/core/custom_ops",
-              std::string("the spec has no adapter for op '") + kStructureFactorsOp.qualname +
-                  "': the structure factor would count halo images and miss other ranks' atoms",
-              hint);
+  check_global_sum_adapter(spec, {kStructureFactorsOp.qualname, {0, 1}, {0, 1, 2}, "structure factor"},
+                           "the structure factor would count halo images and miss other ranks' atoms", hint);
 }
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {

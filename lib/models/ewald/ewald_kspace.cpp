@@ -24,20 +24,55 @@ std::string number(double v) {
 
 }  // namespace
 
-void check_cell(const AtomGraph& graph) {
+void check_periodic_cell(const AtomGraph& graph, const char* model, const char* method) {
+  auto refuse_as = [&](const std::string& message, const std::string& hint) {
+    throw Error(model_error_id::system, "", std::string(model) + ": " + message, hint);
+  };
   if (!graph.has_cell)
-    refuse("the host gave no simulation cell", "Ewald summation needs the periodic box (AtomGraph::cell)");
+    refuse_as("the host gave no simulation cell", std::string(method) + " needs the periodic box (AtomGraph::cell)");
   static const char* axis = "xyz";
   for (int d = 0; d < 3; ++d)
     if (!graph.periodic[d])
-      refuse(std::string("the box is not periodic in ") + axis[d],
-             "Ewald summation sums over periodic images: use boundary p p p");
+      refuse_as(std::string("the box is not periodic in ") + axis[d],
+                std::string(method) + " sums over periodic images: use boundary p p p");
+}
+
+void check_cell(const AtomGraph& graph) {
+  check_periodic_cell(graph, "ewald", "Ewald summation");
   const std::array<double, 9>& h = graph.cell;
   // Rows a, b, c: an orthogonal box has a = (lx, 0, 0), b = (0, ly, 0), c = (0, 0, lz).
   if (h[1] != 0.0 || h[2] != 0.0 || h[3] != 0.0 || h[5] != 0.0 || h[6] != 0.0 || h[7] != 0.0)
     refuse("the box is triclinic (tilts xy " + number(h[3]) + ", xz " + number(h[6]) + ", yz " + number(h[7]) + ")",
            "this Ewald model supports orthogonal boxes only; use an orthogonal box, or pair_style coul/long with "
            "kspace_style ewald for triclinic ones");
+}
+
+void check_global_sum_adapter(const MLIPSpec& spec, const GlobalSumOp& rule, const std::string& missing,
+                              const std::string& hint) {
+  const auto& ops = spec.core.custom_ops;
+  std::size_t i = 0;
+  while (i < ops.size() && ops[i].op != rule.op) ++i;
+  if (i == ops.size())
+    throw Error(error_id::value, "/core/custom_ops",
+                std::string("the spec has no adapter for op '") + rule.op + "': " + missing, hint);
+  const OpAdapter& adapter = ops[i];
+  const std::string at = "/core/custom_ops/" + std::to_string(i);
+  for (int pos : rule.sliced_args) {
+    const auto t = adapter.arg_transforms.find(pos);
+    if (t == adapter.arg_transforms.end() || t->second != ArgTransform::slice_owned)
+      throw Error(error_id::value, at + "/arg_transforms",
+                  std::string("op '") + rule.op + "' needs argument " + std::to_string(pos) +
+                      " slice_owned, or every halo image of an atom would count as another atom",
+                  hint);
+  }
+  for (int pos : rule.summed_outputs) {
+    const auto t = adapter.output_transforms.find(pos);
+    if (t == adapter.output_transforms.end() || t->second != OutputTransform::all_reduce_sum)
+      throw Error(error_id::value, at + "/output_transforms",
+                  std::string("op '") + rule.op + "' needs output " + std::to_string(pos) +
+                      " all_reduce_sum, or each rank would see only its own atoms' " + rule.sum,
+                  hint);
+  }
 }
 
 void KVectors::update(const AtomGraph& graph, const std::array<int, 3>& kmax) {

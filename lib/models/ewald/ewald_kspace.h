@@ -1,18 +1,38 @@
-// The host side of the Ewald model's k-space, shared by its CPU and CUDA variants: the cell it
-// accepts, LAMMPS' k-vectors for that cell, the charges its kernels see, and the neutrality
-// check on the global total charge.
+// The host side of the Ewald model's k-space, shared by its CPU and CUDA variants and, where PME
+// computes alike, by the PME model: the cell it accepts, the spec's adapters of the ops that sum
+// over every atom, LAMMPS' k-vectors for that cell, the charges its kernels see, and the
+// neutrality check on the global total charge.
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
+#include "distspec/spec/mlip_spec.h"
 #include "models/ewald/ewald.h"
 #include "models/model.h"
 
 namespace distspec::models::ewald {
 
-// Throws model.system unless the graph has a cell that is periodic in x, y and z and orthogonal.
+// Throws model.system unless the graph has a cell that is periodic in x, y and z; `model` prefixes
+// the message ("ewald: ..."), `method` names the sum in the hint ("Ewald summation").
+void check_periodic_cell(const AtomGraph& graph, const char* model, const char* method);
+// check_periodic_cell, and an orthogonal cell: this model's k-vectors are those of a rectangular box.
 void check_cell(const AtomGraph& graph);
+
+// An op that sums over every atom of every rank (a structure factor, a charge mesh), as the spec
+// must adapt it: `sliced_args` slice_owned, or each halo image would count as an atom, and
+// `summed_outputs` all_reduce_sum, or each rank would see only its own atoms' `sum`.
+struct GlobalSumOp {
+  const char* op;
+  std::vector<int> sliced_args;
+  std::vector<int> summed_outputs;
+  const char* sum;  // what the all-reduce completes ("structure factor"; "charges")
+};
+// Throws distspec::Error (id value, pointer into the spec) unless the spec's first adapter of
+// `rule.op` does so; `missing` says what goes wrong without one, `hint` how to adapt it.
+void check_global_sum_adapter(const MLIPSpec& spec, const GlobalSumOp& rule, const std::string& missing,
+                              const std::string& hint);
 
 // The k-vectors of a cell, recomputed only when the cell changes (fix npt, fix deform).
 class KVectors {

@@ -169,34 +169,12 @@ Params parse_params(const Json& parameters, const std::string& units, int n_spec
 
 void check_spec(const MLIPSpec& spec) {
   const std::string hint = "adapt them as potentials/specs/pme_halo.json (nvalchemi's own) does: " +
-                           std::string(kSpreadOp.qualname) + " arguments 0 and 1 slice_owned and output 0 all_reduce_sum, " +
-                           kTotalChargeOp.qualname + " argument 0 slice_owned and output 0 all_reduce_sum";
-  const auto& ops = spec.core.custom_ops;
-  for (const auto& [name, args] :
-       {std::pair<const char*, std::vector<int>>{kSpreadOp.qualname, {0, 1}}, {kTotalChargeOp.qualname, {0}}}) {
-    std::size_t i = 0;
-    while (i < ops.size() && ops[i].op != name) ++i;
-    if (i == ops.size())
-      throw Error(error_id::value, "/core/custom_ops",
-                  std::string("the spec has no adapter for op '") + name +
-                      "': the mesh would count halo images and miss other ranks' atoms",
-                  hint);
-    const std::string at = "/core/custom_ops/" + std::to_string(i);
-    for (int pos : args) {
-      const auto t = ops[i].arg_transforms.find(pos);
-      if (t == ops[i].arg_transforms.end() || t->second != ArgTransform::slice_owned)
-        throw Error(error_id::value, at + "/arg_transforms",
-                    std::string("op '") + name + "' needs argument " + std::to_string(pos) +
-                        " slice_owned, or every halo image of an atom would count as another atom",
-                    hint);
-    }
-    const auto t = ops[i].output_transforms.find(0);
-    if (t == ops[i].output_transforms.end() || t->second != OutputTransform::all_reduce_sum)
-      throw Error(error_id::value, at + "/output_transforms",
-                  std::string("op '") + name + "' needs output 0 all_reduce_sum, or each rank would see only its own "
-                                               "atoms' charges",
-                  hint);
-  }
+                           std::string(kSpreadOp.qualname) +
+                           " arguments 0 and 1 slice_owned and output 0 all_reduce_sum, " + kTotalChargeOp.qualname +
+                           " argument 0 slice_owned and output 0 all_reduce_sum";
+  const std::string missing = "the mesh would count halo images and miss other ranks' atoms";
+  ewald::check_global_sum_adapter(spec, {kSpreadOp.qualname, {0, 1}, {0}, "charges"}, missing, hint);
+  ewald::check_global_sum_adapter(spec, {kTotalChargeOp.qualname, {0}, {0}, "charges"}, missing, hint);
 }
 
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {

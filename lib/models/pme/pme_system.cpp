@@ -1,26 +1,12 @@
 #include "models/pme/pme_system.h"
 
 #include "distspec/error.h"
+#include "models/ewald/ewald_kspace.h"
 #include "models/model_error.h"
 
 namespace distspec::models::pme {
-namespace {
 
-[[noreturn]] void refuse(const std::string& message, const std::string& hint) {
-  throw Error(model_error_id::system, "", "pme: " + message, hint);
-}
-
-}  // namespace
-
-void check_cell(const AtomGraph& graph) {
-  if (!graph.has_cell)
-    refuse("the host gave no simulation cell", "particle-mesh Ewald needs the periodic box (AtomGraph::cell)");
-  static const char* axis = "xyz";
-  for (int d = 0; d < 3; ++d)
-    if (!graph.periodic[d])
-      refuse(std::string("the box is not periodic in ") + axis[d],
-             "particle-mesh Ewald sums over periodic images: use boundary p p p");
-}
+void check_cell(const AtomGraph& graph) { ewald::check_periodic_cell(graph, "pme", "particle-mesh Ewald"); }
 
 void check_mesh(const Params& params) {
   for (int d = 0; d < 3; ++d)
@@ -35,7 +21,7 @@ std::array<double, 9> cell_inv_t(const std::array<double, 9>& h) {
   // The cofactors of h over its determinant are (h^-1)^T.
   const double det = h[0] * (h[4] * h[8] - h[5] * h[7]) - h[1] * (h[3] * h[8] - h[5] * h[6]) +
                      h[2] * (h[3] * h[7] - h[4] * h[6]);
-  if (det == 0.0) refuse("the cell has zero volume", "check the box of the input");
+  if (det == 0.0) throw Error(model_error_id::system, "", "pme: the cell has zero volume", "check the box of the input");
   const double inv = 1.0 / det;
   return {(h[4] * h[8] - h[5] * h[7]) * inv, -(h[3] * h[8] - h[5] * h[6]) * inv, (h[3] * h[7] - h[4] * h[6]) * inv,
           -(h[1] * h[8] - h[2] * h[7]) * inv, (h[0] * h[8] - h[2] * h[6]) * inv,  -(h[0] * h[7] - h[1] * h[6]) * inv,
