@@ -14,12 +14,8 @@ per-element energy shifts are random and every per-element scale is `energy_scal
 random model's largest force on 64 rattled Si atoms is about 0.7 eV/A, as a trained potential's
 (at 1, 7e-3), so that an absolute bound on force differences means what it says.
 
-  config(seed=0, energy_scale=100, tiny=False)
-                                     the model config (nequip's `_target_` form)
-  python allegro_published.py save OUT.ckpt [--args JSON]
-                                     the checkpoint `distspec-export --from nequip OUT.ckpt`,
-                                     `nequip-compile` and nequip's calculator read; JSON:
-                                     config()'s arguments
+config(seed=0, energy_scale=100, tiny=False) is the model config (nequip's `_target_` form);
+`python allegro_published.py save OUT.ckpt [--args JSON]` writes its checkpoint (nequip_checkpoint.main).
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ same batch. A size or an accelerator that fails is reported as such.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -25,7 +24,7 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch und
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sevennet_model_call import crystal  # noqa: E402
+from sevennet_model_call import arguments, build_each, crystal  # noqa: E402
 
 
 def calculator(model: str, accelerator: str):
@@ -42,19 +41,10 @@ def call(calc, batch):
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = arguments(__doc__, ["e3nn", "cueq"], 3)
     p.add_argument("model")
-    p.add_argument("--accelerators", nargs="+", default=["e3nn", "cueq"])
-    p.add_argument("--cells", nargs="+", type=int, default=[11, 17])
-    p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args()
-    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
-    calcs = {}
-    for acc in args.accelerators:
-        try:
-            calcs[acc] = calculator(args.model, acc)
-        except Exception as e:  # noqa: BLE001
-            print(f"# {acc}: MACECalculator fails: {type(e).__name__}: {str(e)[:300]}", flush=True)
+    calcs = build_each(args.accelerators, lambda acc: calculator(args.model, acc), "MACECalculator fails", 300)
     print("| atoms | accelerator | s per model call | s per calculate | peak GiB | max force diff vs e3nn (eV/A) |")
     print("|---|---|---|---|---|---|", flush=True)
     for n in args.cells:

@@ -70,11 +70,16 @@ def per_type_shifts(seed: int) -> dict[str, float]:
     return dict(zip(OAM_TYPES, (-np.random.default_rng(seed).uniform(0.0, 5.0, len(OAM_TYPES))).tolist()))
 
 
+SAVE_USAGE = """save OUT.ckpt [--args JSON]: the checkpoint `distspec-export --from nequip OUT.ckpt`,
+`nequip-compile` and nequip's calculator read; JSON: config()'s arguments"""
+
+
 def main(config: Callable[..., dict], argv: list[str], doc: str) -> int:
-    """`save OUT.ckpt [--args JSON]`: the checkpoint of config(**JSON)."""
+    """`save OUT.ckpt [--args JSON]`: the checkpoint of config(**JSON); else the usage (`doc`, then
+    SAVE_USAGE)."""
     if argv[:1] == ["save"] and len(argv) in (2, 4) and (len(argv) == 2 or argv[2] == "--args"):
         kwargs = json.loads(argv[3]) if len(argv) == 4 else {}
         print(f"wrote {write(config(**kwargs), argv[1])}")
         return 0
-    print(doc, file=sys.stderr)
+    print(doc + "\n" + SAVE_USAGE, file=sys.stderr)
     return 2

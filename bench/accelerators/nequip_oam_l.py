@@ -12,12 +12,8 @@ polynomial cutoff p = 5, avg_num_neighbors 62.01, a ZBL pair potential, fp32. Tr
 fastest inference (nequip_model_call.py). Here the per-element energy shifts are random
 (they move energies, not forces) and every per-element scale is `energy_scale`.
 
-  config(seed=0, energy_scale=1.0, tiny=False)
-                                     the model config (nequip's `_target_` form)
-  python nequip_oam_l.py save OUT.ckpt [--args JSON]
-                                     the checkpoint `distspec-export --from nequip OUT.ckpt`,
-                                     `nequip-compile` and nequip's calculator read; JSON:
-                                     config()'s arguments
+config(seed=0, energy_scale=1.0, tiny=False) is the model config (nequip's `_target_` form);
+`python nequip_oam_l.py save OUT.ckpt [--args JSON]` writes its checkpoint (nequip_checkpoint.main).
 """
 
 from __future__ import annotations

@@ -64,19 +64,31 @@ def median_seconds(fn, repeats: int, warmups: int = 2):
     return out, statistics.median(times)
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--accelerators", nargs="+", default=["e3nn", "oeq"])
+def arguments(doc: str, accelerators: list[str], repeats: int) -> argparse.ArgumentParser:
+    """The options of a per-accelerator benchmark: --accelerators, --cells, --repeats."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--accelerators", nargs="+", default=accelerators)
     p.add_argument("--cells", nargs="+", type=int, default=[11, 17])
-    p.add_argument("--repeats", type=int, default=5)
-    args = p.parse_args()
+    p.add_argument("--repeats", type=int, default=repeats)
+    return p
+
+
+def build_each(accelerators: list[str], build, failure: str, message_chars: int | None = None) -> dict:
+    """{accelerator: build(accelerator)} of those that build, after a line naming the GPU and torch;
+    one that fails prints `# ACCELERATOR: FAILURE: ERROR` (its first message_chars characters)."""
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
-    models = {}
-    for acc in args.accelerators:
+    built = {}
+    for acc in accelerators:
         try:
-            models[acc] = build(acc)
+            built[acc] = build(acc)
         except Exception as e:  # noqa: BLE001
-            print(f"# {acc}: cannot build: {type(e).__name__}: {e}", flush=True)
+            print(f"# {acc}: {failure}: {type(e).__name__}: {str(e)[:message_chars]}", flush=True)
+    return built
+
+
+def main() -> int:
+    args = arguments(__doc__, ["e3nn", "oeq"], 5).parse_args()
+    models = build_each(args.accelerators, build, "cannot build")
     print("| atoms | accelerator | s per call | peak GiB | max force diff vs e3nn (eV/A) | energy diff per atom (eV) |")
     print("|---|---|---|---|---|---|", flush=True)
     for n in args.cells:

@@ -18,6 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import lammps_log  # noqa: E402
+import report_util  # noqa: E402
 
 STRATEGIES = ("per_layer", "expanded")
 
@@ -124,17 +125,5 @@ unset multiplot
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
-def main():
-    folder, png = sys.argv[1], sys.argv[2]
-    machine_path = os.path.join(folder, "machine.txt")
-    machine = open(machine_path).read().strip() if os.path.exists(machine_path) else ""
-    rows = collect(folder)
-    if not rows:
-        sys.exit("report.py: no completed runs in %s/log.*" % folder)
-    print_tables(rows, machine)
-    plot(rows, folder, png)
-    print("\nplot: %s" % png)
-
-
 if __name__ == "__main__":
-    main()
+    report_util.main(collect, print_tables, plot, "no completed runs")

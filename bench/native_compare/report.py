@@ -17,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import lammps_log  # noqa: E402
+import report_util  # noqa: E402
 
 # What each model's "native" segment runs: the LAMMPS style, or for the message-passing model,
 # which LAMMPS has no style of, distspec itself on one thread.
@@ -127,17 +128,5 @@ plot 0.95 with lines dt 2 lc 'gray' title 'target 0.95', %s
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
-def main():
-    folder, png = sys.argv[1], sys.argv[2]
-    machine = open(os.path.join(folder, "machine.txt")).read().strip() if os.path.exists(
-        os.path.join(folder, "machine.txt")) else ""
-    rows = collect(folder)
-    if not rows:
-        sys.exit("report.py: no complete native/distspec segment pairs in %s/log.*" % folder)
-    print_tables(rows, machine)
-    plot(rows, folder, png)
-    print("\nplot: %s" % png)
-
-
 if __name__ == "__main__":
-    main()
+    report_util.main(collect, print_tables, plot, "no complete native/distspec segment pairs")
