@@ -38,9 +38,7 @@ line per check and `N passed, N failed` last.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
-import io
 import json
 import sys
 import time
@@ -52,6 +50,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "tools"))
 
 from results import Results  # noqa: E402
+import test_wrong_files  # noqa: E402
 
 TOLERANCE = 1e-10
 # The models trained and saved in fp64, against their package's own fp64 evaluation: 1e-12
@@ -271,16 +270,10 @@ def check_cli(results: Results, workdir: Path) -> None:
 
 
 def run_cli(argv: list[str]) -> tuple[int, str]:
-    """distspec-export's exit code and the last line of its standard error."""
-    from distspec_export import cli  # noqa: PLC0415
-
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = cli.main(argv)
-        except SystemExit as e:
-            code = e.code
-    lines = err.getvalue().strip().splitlines()
+    """distspec-export's exit code and the last line of its standard error (test_wrong_files.py's
+    run_cli: a traceback is exit code "traceback")."""
+    code, err = test_wrong_files.run_cli(argv)
+    lines = err.strip().splitlines()
     return code, lines[-1] if lines else ""
 
 
