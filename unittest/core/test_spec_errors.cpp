@@ -2,6 +2,7 @@
 // JSON pointer, message and hint are exactly as pinned here.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,17 @@
 #include "distspec/spec/spec_json.h"
 
 namespace {
+
+// The error `read` throws, or nothing where it accepts its input.
+template <class Read>
+std::optional<distspec::Error> error_of(Read read) {
+  try {
+    read();
+  } catch (const distspec::Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
 
 // Builders for small specs around the part under test.
 std::string with_core(const std::string& core, const std::string& top = "") {
@@ -329,21 +341,19 @@ class SpecErrors : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SpecErrors, RejectedWithExactPointerAndMessage) {
   const Case& c = GetParam();
-  try {
-    distspec::read_mlip_spec(c.input, "spec.json");
-    FAIL() << "accepted: " << c.input.substr(0, 200);
-  } catch (const distspec::Error& e) {
-    EXPECT_EQ(e.id(), c.id);
-    EXPECT_EQ(e.pointer(), c.pointer);
-    EXPECT_EQ(e.message(), c.message);
-    EXPECT_EQ(e.hint(), c.hint);
-    EXPECT_EQ(e.file(), "spec.json");
-    std::string what = "spec.json: ";
-    if (!c.pointer.empty()) what += c.pointer + ": ";
-    what += c.message;
-    if (!c.hint.empty()) what += "; " + c.hint;
-    EXPECT_EQ(std::string(e.what()), what);
-  }
+  const std::optional<distspec::Error> e =
+      error_of([&] { (void)distspec::read_mlip_spec(c.input, "spec.json"); });
+  ASSERT_TRUE(e) << "accepted: " << c.input.substr(0, 200);
+  EXPECT_EQ(e->id(), c.id);
+  EXPECT_EQ(e->pointer(), c.pointer);
+  EXPECT_EQ(e->message(), c.message);
+  EXPECT_EQ(e->hint(), c.hint);
+  EXPECT_EQ(e->file(), "spec.json");
+  std::string what = "spec.json: ";
+  if (!c.pointer.empty()) what += c.pointer + ": ";
+  what += c.message;
+  if (!c.hint.empty()) what += "; " + c.hint;
+  EXPECT_EQ(std::string(e->what()), what);
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, SpecErrors, ::testing::ValuesIn(catalogue()),
@@ -357,52 +367,44 @@ TEST(SpecErrorsCatalogue, HasAtLeast45DistinctCases) { EXPECT_GE(catalogue().siz
 TEST(SpecErrorsEmbedded, PointersCarryTheBasePointer) {
   const auto model = nlohmann::ordered_json::parse(
       R"({"name": "m", "spec": {"version": 2, "core": {"policy": {"kind": "halo2"}}}})");
-  try {
-    distspec::mlip_spec_from_json(model["spec"], "model.json", "/spec");
-    FAIL() << "accepted";
-  } catch (const distspec::Error& e) {
-    EXPECT_EQ(e.pointer(), "/spec/core/policy/kind");
-    EXPECT_EQ(
-        std::string(e.what()),
-        "model.json: /spec/core/policy/kind: unknown policy 'halo2'; expected one of local, shard, "
-        "graph_parallel, halo, refresh_halo");
-  }
+  const std::optional<distspec::Error> e =
+      error_of([&] { (void)distspec::mlip_spec_from_json(model["spec"], "model.json", "/spec"); });
+  ASSERT_TRUE(e) << "accepted";
+  EXPECT_EQ(e->pointer(), "/spec/core/policy/kind");
+  EXPECT_EQ(
+      std::string(e->what()),
+      "model.json: /spec/core/policy/kind: unknown policy 'halo2'; expected one of local, shard, "
+      "graph_parallel, halo, refresh_halo");
 }
 
 TEST(SpecErrorsEmbedded, UnorderedJsonIsReadTheSameWay) {
   const auto model =
       nlohmann::json::parse(R"({"spec": {"version": 2, "core": {"policy": {"kind": "halo"},
       "custom_ops": [{"op": "nope"}]}}})");
-  try {
-    distspec::mlip_spec_from_json(model["spec"], "model.json", "/spec");
-    FAIL() << "accepted";
-  } catch (const distspec::Error& e) {
-    EXPECT_EQ(e.id(), distspec::error_id::value);
-    EXPECT_EQ(e.pointer(), "/spec/core/custom_ops/0/op");
-    EXPECT_EQ(e.message(), "op name 'nope' is not of the form 'namespace::name'");
-  }
+  const std::optional<distspec::Error> e =
+      error_of([&] { (void)distspec::mlip_spec_from_json(model["spec"], "model.json", "/spec"); });
+  ASSERT_TRUE(e) << "accepted";
+  EXPECT_EQ(e->id(), distspec::error_id::value);
+  EXPECT_EQ(e->pointer(), "/spec/core/custom_ops/0/op");
+  EXPECT_EQ(e->message(), "op name 'nope' is not of the form 'namespace::name'");
 }
 
 TEST(SpecErrorsFile, MissingFileNamesTheFile) {
-  try {
-    distspec::read_mlip_spec_file("/nonexistent/dir/spec.json");
-    FAIL() << "accepted";
-  } catch (const distspec::Error& e) {
-    EXPECT_EQ(e.id(), distspec::error_id::io);
-    EXPECT_EQ(e.file(), "/nonexistent/dir/spec.json");
-    EXPECT_EQ(std::string(e.what()),
-              "/nonexistent/dir/spec.json: cannot open: No such file or directory");
-  }
+  const std::optional<distspec::Error> e =
+      error_of([&] { (void)distspec::read_mlip_spec_file("/nonexistent/dir/spec.json"); });
+  ASSERT_TRUE(e) << "accepted";
+  EXPECT_EQ(e->id(), distspec::error_id::io);
+  EXPECT_EQ(e->file(), "/nonexistent/dir/spec.json");
+  EXPECT_EQ(std::string(e->what()),
+            "/nonexistent/dir/spec.json: cannot open: No such file or directory");
 }
 
 TEST(SpecErrorsFile, DirectoryIsUnreadable) {
-  try {
-    distspec::read_mlip_spec_file("/");
-    FAIL() << "accepted";
-  } catch (const distspec::Error& e) {
-    EXPECT_EQ(e.id(), distspec::error_id::io);
-    EXPECT_EQ(std::string(e.what()), "/: cannot read: Is a directory");
-  }
+  const std::optional<distspec::Error> e =
+      error_of([&] { (void)distspec::read_mlip_spec_file("/"); });
+  ASSERT_TRUE(e) << "accepted";
+  EXPECT_EQ(e->id(), distspec::error_id::io);
+  EXPECT_EQ(std::string(e->what()), "/: cannot read: Is a directory");
 }
 
 }  // namespace

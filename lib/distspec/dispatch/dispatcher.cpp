@@ -27,6 +27,18 @@ std::string join(const std::vector<std::string>& names) {
   return names.empty() ? std::string("(none)") : s.str();
 }
 
+// apply(transform, tensor) for each of an op's `transforms` (position -> transform), on the
+// tensor at its position among `tensors` (its arguments or outputs: `what`).
+template <class Transforms, class Apply>
+void for_each_transform(const std::string& qualname, const Transforms& transforms, std::vector<TensorRef>& tensors,
+                        const char* what, Apply apply) {
+  for (const auto& [pos, t] : transforms) {
+    if (pos >= static_cast<int>(tensors.size()))
+      fail("", "op '" + qualname + "' has no " + what + " " + std::to_string(pos) + " to transform", "");
+    apply(t, tensors[pos]);
+  }
+}
+
 }  // namespace
 
 // Rejects what a LAMMPS-style spatial decomposition cannot run.
@@ -125,23 +137,26 @@ HaloExchange& Dispatcher::halo() const {
 
 template <class T>
 void Dispatcher::forward(Rows<T> rows) {
-  HaloExchange& h = halo();
-  h.wait_for_device();
-  const auto start = std::chrono::steady_clock::now();
-  h.forward(rows);
-  stats_.seconds += seconds_since(start);
-  ++stats_.forward;
-  stats_.bytes += h.n_halo() * rows.width * sizeof(T);
+  timed_exchange(rows, /*reverse=*/false);
 }
 
 template <class T>
 void Dispatcher::reverse(Rows<T> rows) {
+  timed_exchange(rows, /*reverse=*/true);
+}
+
+template <class T>
+void Dispatcher::timed_exchange(Rows<T> rows, bool reverse) {
   HaloExchange& h = halo();
   h.wait_for_device();
   const auto start = std::chrono::steady_clock::now();
-  h.reverse(rows);
+  if (reverse) {
+    h.reverse(rows);
+  } else {
+    h.forward(rows);
+  }
   stats_.seconds += seconds_since(start);
-  ++stats_.reverse;
+  ++(reverse ? stats_.reverse : stats_.forward);
   stats_.bytes += h.n_halo() * rows.width * sizeof(T);
 }
 
@@ -203,22 +218,18 @@ void Dispatcher::all_reduce_output(const std::string& qualname, const TensorRef&
 void Dispatcher::adjoint_outputs(const std::string& qualname, std::vector<TensorRef> grad_outs) {
   const BoundOp& op = bound(qualname);
   if (!op.adapter) return;
-  for (const auto& [pos, t] : op.adapter->output_transforms) {
-    if (pos >= static_cast<int>(grad_outs.size()))
-      fail("", "op '" + qualname + "' has no output " + std::to_string(pos) + " to transform", "");
-    if (t == OutputTransform::scatter_outputs) exchange_tensor(grad_outs[pos], TensorExchange::reverse_then_forward, "scatter_outputs");
-    if (t == OutputTransform::all_reduce_sum && !t.replicated_consumer) all_reduce_output(qualname, grad_outs[pos]);
-  }
+  for_each_transform(qualname, op.adapter->output_transforms, grad_outs, "output", [&](const auto& t, TensorRef& grad) {
+    if (t == OutputTransform::scatter_outputs) exchange_tensor(grad, TensorExchange::reverse_then_forward, "scatter_outputs");
+    if (t == OutputTransform::all_reduce_sum && !t.replicated_consumer) all_reduce_output(qualname, grad);
+  });
 }
 
 void Dispatcher::adjoint_args(const std::string& qualname, std::vector<TensorRef> grad_args) {
   const BoundOp& op = bound(qualname);
   if (!op.adapter) return;
-  for (const auto& [pos, t] : op.adapter->arg_transforms) {
-    if (pos >= static_cast<int>(grad_args.size()))
-      fail("", "op '" + qualname + "' has no argument " + std::to_string(pos) + " to transform", "");
-    if (t == ArgTransform::gather_inputs) exchange_tensor(grad_args[pos], TensorExchange::reverse, "gather_inputs");
-  }
+  for_each_transform(qualname, op.adapter->arg_transforms, grad_args, "argument", [&](const auto& t, TensorRef& grad) {
+    if (t == ArgTransform::gather_inputs) exchange_tensor(grad, TensorExchange::reverse, "gather_inputs");
+  });
 }
 
 void Dispatcher::call_bound(const std::string& qualname, std::vector<TensorRef> args, std::vector<TensorRef> outs,
@@ -230,12 +241,10 @@ void Dispatcher::call_bound(const std::string& qualname, std::vector<TensorRef> 
 
   auto start = std::chrono::steady_clock::now();
   if (bound.adapter) {
-    for (const auto& [pos, t] : bound.adapter->arg_transforms) {
-      if (pos >= static_cast<int>(args.size()))
-        fail("", "op '" + qualname + "' has no argument " + std::to_string(pos) + " to transform", "");
-      if (t == ArgTransform::gather_inputs) exchange_tensor(args[pos], TensorExchange::forward, "gather_inputs");
-      if (t == ArgTransform::slice_owned) args[pos].rows = std::min(args[pos].rows, n_owned);
-    }
+    for_each_transform(qualname, bound.adapter->arg_transforms, args, "argument", [&](const auto& t, TensorRef& arg) {
+      if (t == ArgTransform::gather_inputs) exchange_tensor(arg, TensorExchange::forward, "gather_inputs");
+      if (t == ArgTransform::slice_owned) arg.rows = std::min(arg.rows, n_owned);
+    });
     timing.adapter_seconds += seconds_since(start);
     start = std::chrono::steady_clock::now();
   }
@@ -244,13 +253,10 @@ void Dispatcher::call_bound(const std::string& qualname, std::vector<TensorRef> 
   timing.kernel_seconds += seconds_since(start);
   if (!bound.adapter) return;
   start = std::chrono::steady_clock::now();
-  for (const auto& [pos, t] : bound.adapter->output_transforms) {
-    if (pos >= static_cast<int>(outs.size()))
-      fail("", "op '" + qualname + "' has no output " + std::to_string(pos) + " to transform", "");
-    const TensorRef& out = outs[pos];
+  for_each_transform(qualname, bound.adapter->output_transforms, outs, "output", [&](const auto& t, TensorRef& out) {
     if (t == OutputTransform::scatter_outputs) exchange_tensor(out, TensorExchange::reverse_then_forward, "scatter_outputs");
     if (t == OutputTransform::all_reduce_sum) all_reduce_output(qualname, out);
-  }
+  });
   timing.adapter_seconds += seconds_since(start);
 }
 

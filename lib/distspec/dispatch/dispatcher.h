@@ -121,6 +121,8 @@ class Dispatcher {
   };
   template <class T> void forward(Rows<T> rows);
   template <class T> void reverse(Rows<T> rows);
+  // Either one, after the device work on the rows, timed and counted in stats_.
+  template <class T> void timed_exchange(Rows<T> rows, bool reverse);
   enum class TensorExchange : std::uint8_t { forward, reverse, reverse_then_forward };
   void exchange_tensor(const TensorRef& t, TensorExchange which, const char* what);
   const BoundOp& bound(const std::string& qualname) const;

@@ -24,6 +24,23 @@ void newline(std::string& out, int indent, int level) {
   out.append(static_cast<std::size_t>(indent) * level, ' ');
 }
 
+// An array's or object's entries between its brackets, one a line at level + 1, as Python's
+// json.dumps(indent=...) writes them; an empty one is the bare brackets. `write` writes one entry.
+template <class Entries, class Write>
+void dump_entries(const Entries& entries, const char* brackets, int indent, int level, std::string& out,
+                  Write write) {
+  out += brackets[0];
+  bool first = true;
+  for (const auto& entry : entries) {
+    if (!first) out += ',';
+    first = false;
+    newline(out, indent, level + 1);
+    write(entry);
+  }
+  if (!first) newline(out, indent, level);
+  out += brackets[1];
+}
+
 // Recursive over the value's nesting, which parse_json_strict bounds (kMaxJsonDepth).
 void dump(const Json& v, int indent, int level, std::string& out) {
   switch (v.type()) {
@@ -37,42 +54,16 @@ void dump(const Json& v, int indent, int level, std::string& out) {
       return;
     case Json::value_t::number_float: out += python_float_repr(v.get<double>()); return;
     case Json::value_t::string: out += python_json_string(v.get_ref<const std::string&>()); return;
-    case Json::value_t::array: {
-      if (v.empty()) {
-        out += "[]";
-        return;
-      }
-      out += '[';
-      bool first = true;
-      for (const Json& item : v) {
-        if (!first) out += ',';
-        first = false;
-        newline(out, indent, level + 1);
-        dump(item, indent, level + 1, out);
-      }
-      newline(out, indent, level);
-      out += ']';
+    case Json::value_t::array:
+      dump_entries(v, "[]", indent, level, out, [&](const Json& item) { dump(item, indent, level + 1, out); });
       return;
-    }
-    case Json::value_t::object: {
-      if (v.empty()) {
-        out += "{}";
-        return;
-      }
-      out += '{';
-      bool first = true;
-      for (const auto& [key, item] : v.items()) {
-        if (!first) out += ',';
-        first = false;
-        newline(out, indent, level + 1);
-        out += python_json_string(key);
+    case Json::value_t::object:
+      dump_entries(v.items(), "{}", indent, level, out, [&](const auto& entry) {
+        out += python_json_string(entry.key());
         out += ": ";
-        dump(item, indent, level + 1, out);
-      }
-      newline(out, indent, level);
-      out += '}';
+        dump(entry.value(), indent, level + 1, out);
+      });
       return;
-    }
     case Json::value_t::binary:
     case Json::value_t::discarded: break;
   }

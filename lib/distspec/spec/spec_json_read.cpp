@@ -184,10 +184,12 @@ void read_transform_fields(const Json& entry, const std::string& pointer, std::s
   }
 }
 
-// Walks {"<position>": {"type": NAME, ...fields}}; `make` turns (type, entry, pointer) into the
-// stored transform.
-template <class Stored, class Json, class Make>
+// Walks {"<position>": {"type": NAME, ...fields}}: NAME must be one `parse` knows (else the
+// error lists `known()`, naming the transforms by `noun`); `make` turns (transform, type, entry,
+// pointer) into the stored transform.
+template <class Stored, class Json, class Parse, class Make>
 std::map<int, Stored> read_transforms(const Json& op, const std::string& pointer, const char* key,
+                                      const char* noun, Parse parse, std::string (*known)(),
                                       Make make) {
   std::map<int, Stored> transforms;
   const Json* v = member(op, key);
@@ -197,7 +199,12 @@ std::map<int, Stored> read_transforms(const Json& op, const std::string& pointer
     const std::string entry_at = at + "/" + json_pointer_token(position);
     const int index = parse_position(position, entry_at);
     const std::string type = required_string(object_at(entry, entry_at), entry_at, "type");
-    transforms.emplace(index, make(type, entry, entry_at));
+    const auto transform = parse(type);
+    if (!transform) {
+      fail(error_id::value, entry_at + "/type",
+           std::string("unknown ") + noun + " transform " + quote(type), "expected one of " + known());
+    }
+    transforms.emplace(index, make(*transform, type, entry, entry_at));
   }
   return transforms;
 }
@@ -205,16 +212,11 @@ std::map<int, Stored> read_transforms(const Json& op, const std::string& pointer
 template <class Json>
 std::map<int, ArgTransform> read_arg_transforms(const Json& op, const std::string& pointer) {
   return read_transforms<ArgTransform>(
-      op, pointer, "arg_transforms",
-      [](const std::string& type, const Json& entry, const std::string& at) {
-        const std::optional<ArgTransform> t = arg_transform_from_string(type);
-        if (!t) {
-          fail(error_id::value, at + "/type", "unknown arg transform " + quote(type),
-               "expected one of " + arg_transform_list());
-        }
-        read_transform_fields(entry, at, type, transform_fields(*t),
+      op, pointer, "arg_transforms", "arg", arg_transform_from_string, arg_transform_list,
+      [](ArgTransform t, const std::string& type, const Json& entry, const std::string& at) {
+        read_transform_fields(entry, at, type, transform_fields(t),
                               [](const std::string&, const Json&, const std::string&) {});
-        return *t;
+        return t;
       });
 }
 
@@ -222,16 +224,12 @@ template <class Json>
 std::map<int, OutputTransformEntry> read_output_transforms(const Json& op,
                                                            const std::string& pointer) {
   return read_transforms<OutputTransformEntry>(
-      op, pointer, "output_transforms",
-      [](const std::string& type, const Json& entry, const std::string& at) {
-        const std::optional<OutputTransform> t = output_transform_from_string(type);
-        if (!t) {
-          fail(error_id::value, at + "/type", "unknown output transform " + quote(type),
-               "expected one of " + output_transform_list());
-        }
-        OutputTransformEntry stored(*t);
-        stored.fields_written = transform_fields(*t).empty();
-        read_transform_fields(entry, at, type, transform_fields(*t),
+      op, pointer, "output_transforms", "output", output_transform_from_string,
+      output_transform_list,
+      [](OutputTransform t, const std::string& type, const Json& entry, const std::string& at) {
+        OutputTransformEntry stored(t);
+        stored.fields_written = transform_fields(t).empty();
+        read_transform_fields(entry, at, type, transform_fields(t),
                               [&](const std::string&, const Json& value, const std::string& field_at) {
                                 // replicated_consumer, the one field a transform type has
                                 if (!value.is_boolean()) fail_type(field_at, "boolean", value);
