@@ -22,51 +22,41 @@ __device__ ElementLinearPath path_at(const ElementLinearTables<Real>& tables, in
   return {__ldg(f), __ldg(f + 1), __ldg(f + 2), __ldg(f + 3), __ldg(f + 4), __ldg(f + 5)};
 }
 
-template <class Real>
-__global__ void forward_kernel(ElementLinearTables<Real> tables, const Real* x, const int64_t* species, int64_t nodes,
-                               Real* out) {
-  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < nodes * tables.out_dim;
+// One kernel for both directions of a path's product with its element's [mul_in, mul_out]
+// matrix W (W[u, w] at weight_offset + u mul_out + w):
+//   forward (kTransposed false): out[n, out_offset + w d + m] = sum_u x[n, in_offset + u d + m] W[u, w]
+//   backward (kTransposed true): grad_x[n, in_offset + u d + m] = sum_w grad_out[n, out_offset + w d + m] W[u, w]
+// Each thread writes one column `col` of `to` (the output, or grad_x) from the rows of `from` (x, or
+// grad_out), summing over every path whose block holds the column.
+template <bool kTransposed, class Real>
+__global__ void product_kernel(ElementLinearTables<Real> tables, const Real* from, const int64_t* species,
+                               int64_t nodes, Real* to) {
+  const int64_t from_dim = kTransposed ? tables.out_dim : tables.in_dim;
+  const int64_t to_dim = kTransposed ? tables.in_dim : tables.out_dim;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < nodes * to_dim;
        idx += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t n = idx / tables.out_dim, col = idx % tables.out_dim, e = species[n];
+    const int64_t n = idx / to_dim, col = idx % to_dim, e = species[n];
     if (e < 0 || e >= tables.elements) {
-      out[idx] = Real(NAN);
+      to[idx] = Real(NAN);
       continue;
     }
     Real acc = 0;
     for (int64_t p = 0; p < tables.n_paths; ++p) {
       const ElementLinearPath path = path_at(tables, p);
-      const int64_t local = col - path.out_offset;
-      if (local < 0 || local >= path.mul_out * path.dim) continue;
-      const int64_t w = local / path.dim, m = local % path.dim;
-      const Real* in = x + n * tables.in_dim + path.in_offset + m;
-      const Real* weights = tables.weights + e * tables.per_element + path.weight_offset + w;
-      for (int64_t u = 0; u < path.mul_in; ++u) acc += in[u * path.dim] * weights[u * path.mul_out];
+      const int64_t from_offset = kTransposed ? path.out_offset : path.in_offset;
+      const int64_t from_mul = kTransposed ? path.mul_out : path.mul_in;
+      const int64_t to_offset = kTransposed ? path.in_offset : path.out_offset;
+      const int64_t to_mul = kTransposed ? path.mul_in : path.mul_out;
+      // W's strides along the summed index and along the written one.
+      const int64_t sum_stride = kTransposed ? 1 : path.mul_out, to_stride = kTransposed ? path.mul_out : 1;
+      const int64_t local = col - to_offset;
+      if (local < 0 || local >= to_mul * path.dim) continue;
+      const int64_t k = local / path.dim, m = local % path.dim;
+      const Real* in = from + n * from_dim + from_offset + m;
+      const Real* weights = tables.weights + e * tables.per_element + path.weight_offset + k * to_stride;
+      for (int64_t j = 0; j < from_mul; ++j) acc += in[j * path.dim] * weights[j * sum_stride];
     }
-    out[idx] = acc;
-  }
-}
-
-template <class Real>
-__global__ void backward_kernel(ElementLinearTables<Real> tables, const Real* grad_out, const int64_t* species,
-                                int64_t nodes, Real* grad_x) {
-  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < nodes * tables.in_dim;
-       idx += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t n = idx / tables.in_dim, col = idx % tables.in_dim, e = species[n];
-    if (e < 0 || e >= tables.elements) {
-      grad_x[idx] = Real(NAN);
-      continue;
-    }
-    Real acc = 0;
-    for (int64_t p = 0; p < tables.n_paths; ++p) {
-      const ElementLinearPath path = path_at(tables, p);
-      const int64_t local = col - path.in_offset;
-      if (local < 0 || local >= path.mul_in * path.dim) continue;
-      const int64_t u = local / path.dim, m = local % path.dim;
-      const Real* g = grad_out + n * tables.out_dim + path.out_offset + m;
-      const Real* weights = tables.weights + e * tables.per_element + path.weight_offset + u * path.mul_out;
-      for (int64_t w = 0; w < path.mul_out; ++w) acc += g[w * path.dim] * weights[w];
-    }
-    grad_x[idx] = acc;
+    to[idx] = acc;
   }
 }
 
@@ -87,7 +77,7 @@ void check_launch(const char* what) {
 template <class Real>
 void element_linear_cuda(const ElementLinearTables<Real>& tables, const Real* x, const int64_t* species,
                          int64_t nodes, Real* out, void* stream) {
-  forward_kernel<Real><<<blocks_for(nodes * tables.out_dim), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  product_kernel<false, Real><<<blocks_for(nodes * tables.out_dim), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       tables, x, species, nodes, out);
   check_launch("element_linear");
 }
@@ -95,7 +85,7 @@ void element_linear_cuda(const ElementLinearTables<Real>& tables, const Real* x,
 template <class Real>
 void element_linear_backward_cuda(const ElementLinearTables<Real>& tables, const Real* grad_out,
                                   const int64_t* species, int64_t nodes, Real* grad_x, void* stream) {
-  backward_kernel<Real><<<blocks_for(nodes * tables.in_dim), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  product_kernel<true, Real><<<blocks_for(nodes * tables.in_dim), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       tables, grad_out, species, nodes, grad_x);
   check_launch("element_linear_backward");
 }

@@ -9,15 +9,9 @@
 // basis are computed in double; the columns are combined in the table's dtype.
 #pragma once
 
-#ifndef DISTSPEC_MACE_HD
-#if defined(__CUDACC__)
-#define DISTSPEC_MACE_HD __host__ __device__
-#else
-#define DISTSPEC_MACE_HD
-#endif
-#endif
-
 #include <cstdint>
+
+#include "models/mace/host_device.h"
 
 namespace distspec::models::mace {
 

@@ -6,15 +6,9 @@
 // of the unit vector, no axis permutation. "component" normalisation: |Y_l|^2 = 2l + 1.
 #pragma once
 
-#ifndef DISTSPEC_MACE_HD
-#if defined(__CUDACC__)
-#define DISTSPEC_MACE_HD __host__ __device__
-#else
-#define DISTSPEC_MACE_HD
-#endif
-#endif
-
 #include <cmath>
+
+#include "models/mace/host_device.h"
 
 namespace distspec::models::mace {
 

@@ -6,12 +6,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#include <cuda_runtime.h>
-#define DISTSPEC_MACE_SC_HD __host__ __device__
-#else
-#define DISTSPEC_MACE_SC_HD
-#endif
+#include "models/mace/host_device.h"
 
 namespace distspec::models::mace {
 
@@ -26,7 +21,7 @@ struct OutputLayout {
   int32_t base[kMaxOutputComponents] = {};
   int32_t stride[kMaxOutputComponents] = {};
 
-  DISTSPEC_MACE_SC_HD int32_t column(int32_t o, int32_t c) const { return base[o] + c * stride[o]; }
+  DISTSPEC_MACE_HD int32_t column(int32_t o, int32_t c) const { return base[o] + c * stride[o]; }
 };
 
 // The layout of output irreps of dimensions dims[0..n) for C channels; count 0 when they have
