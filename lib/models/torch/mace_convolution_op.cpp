@@ -22,10 +22,7 @@
 namespace distspec::models::torch_kind {
 namespace {
 
-namespace mace = distspec::models::mace;
-
-constexpr const char* kForward = "distspec_mace::spline_convolution";
-constexpr const char* kBackward = "distspec_mace::spline_convolution_backward";
+DISTSPEC_MACE_OP_NAMES(spline_convolution)
 constexpr const char* kTablesHint =
     "build the tables with distspec_export.mace_kernels.convolution.SplineConvolution.from_mace";
 
@@ -242,19 +239,16 @@ struct SplineConvolutionBackwardFunction : torch::autograd::Function<SplineConvo
                                const at::Tensor& cg_ijk, const at::Tensor& cg_value) {
     at::AutoDispatchBelowADInplaceOrView below;
     static const auto op =
-        c10::Dispatcher::singleton()
-            .findSchemaOrThrow(kBackward, "")
-            .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                      const at::Tensor&, const at::Tensor&, const at::Tensor&, double,
-                                                      const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
+        typed_op<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                    const at::Tensor&, const at::Tensor&, const at::Tensor&, double,
+                                                    const at::Tensor&, const at::Tensor&, const at::Tensor&)>(
+            kBackward);
     auto [grad_node_feats, grad_vectors] =
         op.call(grad_message, node_feats, vectors, senders, receivers, spline, r_max, paths, cg_ijk, cg_value);
     return {grad_node_feats, grad_vectors};
   }
   static variable_list backward(AutogradContext*, variable_list) {
-    TORCH_CHECK(false, kBackward,
-                ": second derivatives are not implemented (the kernels give forces and virials, first derivatives "
-                "of the energy); differentiate mace-torch's own interaction for higher ones");
+    no_second_derivative(kBackward, "interaction");
   }
 };
 
@@ -266,11 +260,10 @@ struct SplineConvolutionFunction : torch::autograd::Function<SplineConvolutionFu
     ctx->save_for_backward({node_feats, vectors, senders, receivers, spline, paths, cg_ijk, cg_value});
     ctx->saved_data["r_max"] = r_max;
     at::AutoDispatchBelowADInplaceOrView below;
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow(kForward, "")
-                               .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                 const at::Tensor&, c10::SymInt, const at::Tensor&, double,
-                                                 const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t)>();
+    static const auto op = typed_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                               const at::Tensor&, c10::SymInt, const at::Tensor&, double,
+                                               const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t)>(
+        kForward);
     return op.call(node_feats, vectors, senders, receivers, std::move(n_out), spline, r_max, paths, cg_ijk, cg_value,
                    out_dim);
   }

@@ -13,23 +13,16 @@
 namespace distspec::models::torch_kind {
 namespace {
 
-namespace mace = distspec::models::mace;
-
-constexpr const char* kForward = "distspec_mace::element_linear";
-constexpr const char* kBackward = "distspec_mace::element_linear_backward";
+DISTSPEC_MACE_OP_NAMES(element_linear)
 constexpr const char* kTablesHint =
     "build the tables with distspec_export.mace_kernels.element_linear.ElementLinear.from_mace";
 
-void check_rows(const char* op, const char* name, const at::Tensor& t, int64_t width) {
-  TORCH_CHECK(t.dim() == 2 && t.size(1) == width, op, ": ", name, " must be [n, ", width, "] (e3nn's layout of the ",
-              "irreps); got ", sizes_of(t));
-  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, op, ": ", name,
-              " must be float32 or float64; got ", t.scalar_type());
-#ifdef DISTSPEC_WITH_CUDA
-  TORCH_CHECK(t.is_cpu() || t.is_cuda(), op, ": ", name, " is on ", t.device(), "; the kernels run on the cpu and cuda");
-#else
-  TORCH_CHECK(t.is_cpu(), op, ": ", name, " is on ", t.device(), ", and this library was built without CUDA");
-#endif
+// The rows a kernel reads (x forward, grad_out backward), checked and contiguous; `layout` names
+// their columns.
+at::Tensor rows_of(const char* op, const char* name, const at::Tensor& t, const char* layout) {
+  TORCH_CHECK(t.dim() == 2, op, ": ", name, " must be ", layout, "; got ", sizes_of(t));
+  check_floating(op, name, t);
+  return t.contiguous();
 }
 
 // The tables checked against the rows `t` (x forward, grad_out backward), pointers into `keep`.
@@ -37,9 +30,7 @@ template <class Real>
 mace::ElementLinearTables<Real> tables_of(const char* op, const at::Tensor& t, const at::Tensor& species,
                                           const at::Tensor& weights, const at::Tensor& paths, int64_t in_dim,
                                           int64_t out_dim, std::vector<at::Tensor>& keep) {
-  TORCH_CHECK(species.dim() == 1 && species.size(0) == t.size(0) && species.scalar_type() == at::kLong, op,
-              ": species must be int64 [n] with n = ", t.size(0), "; got ", species.scalar_type(), " ",
-              sizes_of(species), " (each node's index into the exported elements)");
+  check_species(op, species, t.size(0), "n = ");
   TORCH_CHECK(weights.dim() == 2 && weights.scalar_type() == t.scalar_type(), op, ": weights must be ",
               t.scalar_type(), " [elements, weights per element]; got ", weights.scalar_type(), " ",
               sizes_of(weights), "; ", kTablesHint);
@@ -62,90 +53,76 @@ mace::ElementLinearTables<Real> tables_of(const char* op, const at::Tensor& t, c
     const std::string error =
         mace::element_linear_table_error(tables.paths, tables.n_paths, tables.per_element, in_dim, out_dim);
     TORCH_CHECK(error.empty(), op, ": ", error, "; ", kTablesHint);
-    if (species.numel()) {
-      const auto [low, high] = at::aminmax(species);
-      TORCH_CHECK(low.item<int64_t>() >= 0 && high.item<int64_t>() < tables.elements, op, ": species holds values in [",
-                  low.item<int64_t>(), ", ", high.item<int64_t>(), "], outside [0, ", tables.elements,
-                  "): the index of each node's element among the ", tables.elements,
-                  " exported elements (the rows the tables were built for)");
-    }
+    check_species_range(op, species, tables.elements);
   }
   return tables;
 }
 
-at::Tensor element_linear(const at::Tensor& x_in, const at::Tensor& species, const at::Tensor& weights,
-                          const at::Tensor& paths, int64_t out_dim) {
-  TORCH_CHECK(x_in.dim() == 2, kForward, ": x must be [n, in_dim] (e3nn's layout); got ", sizes_of(x_in));
-  check_rows(kForward, "x", x_in, x_in.size(1));
-  const at::Tensor x = x_in.contiguous(), s = species.contiguous();
+// The op (rows x, `width` out_dim) or, transposed, its backward (rows grad_out, `width` in_dim):
+// the same product of each node's rows with its element's matrices, read the other way round.
+at::Tensor product(const char* op, const at::Tensor& rows, const at::Tensor& species, const at::Tensor& weights,
+                   const at::Tensor& paths, int64_t width, bool transposed) {
+  const at::Tensor s = species.contiguous();
   // Paths into the same output add; an output no path reaches is zero.
-  at::Tensor out = at::zeros({x.size(0), out_dim}, x.options());
-  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "element_linear", [&] {
+  at::Tensor result = at::zeros({rows.size(0), width}, rows.options());
+  AT_DISPATCH_FLOATING_TYPES(rows.scalar_type(), "element_linear", [&] {
     std::vector<at::Tensor> keep;
-    const auto tables = tables_of<scalar_t>(kForward, x, s, weights, paths, x.size(1), out_dim, keep);
-    if (x.size(0) == 0) return;
-#ifdef DISTSPEC_WITH_CUDA
-    if (x.is_cuda()) {
-      mace::element_linear_cuda<scalar_t>(tables, x.data_ptr<scalar_t>(), s.data_ptr<int64_t>(), x.size(0),
-                                          out.data_ptr<scalar_t>(), current_stream(x));
-      return;
-    }
-#endif
-    const mace::NodesByElement nodes = mace::group_by_element(s.data_ptr<int64_t>(), x.size(0), tables.elements);
-    at::parallel_for(0, x.size(0), 64, [&](int64_t begin, int64_t end) {
-      mace::element_linear_cpu<scalar_t>(tables, x.data_ptr<scalar_t>(), nodes, begin, end, out.data_ptr<scalar_t>());
-    });
+    const auto tables = tables_of<scalar_t>(op, rows, s, weights, paths, transposed ? width : rows.size(1),
+                                            transposed ? rows.size(1) : width, keep);
+    // The CPU backward multiplies by the matrices transposed, once per call; the CUDA kernel reads
+    // them as they are.
+    const std::vector<scalar_t> matrices_t =
+        transposed && rows.is_cpu() ? mace::element_linear_transposed(tables) : std::vector<scalar_t>();
+    const scalar_t* in = rows.data_ptr<scalar_t>();
+    scalar_t* out = result.data_ptr<scalar_t>();
+    // The CPU threads split the nodes (positions in the grouped order).
+    run_kernels(
+        rows, s, tables.elements, rows.size(0), 64,
+        [&](const mace::NodesByElement& nodes, int64_t begin, int64_t end) {
+          if (transposed)
+            mace::element_linear_backward_cpu<scalar_t>(tables, matrices_t.data(), in, nodes, begin, end, out);
+          else
+            mace::element_linear_cpu<scalar_t>(tables, in, nodes, begin, end, out);
+        },
+        [&](void* stream) {
+          const int64_t* e = s.data_ptr<int64_t>();
+          if (transposed)
+            mace::element_linear_backward_cuda<scalar_t>(tables, in, e, rows.size(0), out, stream);
+          else
+            mace::element_linear_cuda<scalar_t>(tables, in, e, rows.size(0), out, stream);
+        });
   });
-  return out;
+  return result;
 }
 
-at::Tensor element_linear_backward(const at::Tensor& grad_out_in, const at::Tensor& species, const at::Tensor& weights,
+at::Tensor element_linear(const at::Tensor& x, const at::Tensor& species, const at::Tensor& weights,
+                          const at::Tensor& paths, int64_t out_dim) {
+  return product(kForward, rows_of(kForward, "x", x, "[n, in_dim] (e3nn's layout)"), species, weights, paths, out_dim,
+                 false);
+}
+
+at::Tensor element_linear_backward(const at::Tensor& grad_out, const at::Tensor& species, const at::Tensor& weights,
                                    const at::Tensor& paths, int64_t in_dim) {
-  TORCH_CHECK(grad_out_in.dim() == 2, kBackward, ": grad_out must be [n, out_dim]; got ", sizes_of(grad_out_in));
-  check_rows(kBackward, "grad_out", grad_out_in, grad_out_in.size(1));
-  const at::Tensor grad_out = grad_out_in.contiguous(), s = species.contiguous();
-  at::Tensor grad_x = at::zeros({grad_out.size(0), in_dim}, grad_out.options());
-  AT_DISPATCH_FLOATING_TYPES(grad_out.scalar_type(), "element_linear_backward", [&] {
-    std::vector<at::Tensor> keep;
-    const auto tables = tables_of<scalar_t>(kBackward, grad_out, s, weights, paths, in_dim, grad_out.size(1), keep);
-    if (grad_out.size(0) == 0) return;
-#ifdef DISTSPEC_WITH_CUDA
-    if (grad_out.is_cuda()) {
-      mace::element_linear_backward_cuda<scalar_t>(tables, grad_out.data_ptr<scalar_t>(), s.data_ptr<int64_t>(),
-                                                   grad_out.size(0), grad_x.data_ptr<scalar_t>(),
-                                                   current_stream(grad_out));
-      return;
-    }
-#endif
-    const std::vector<scalar_t> transposed = mace::element_linear_transposed(tables);
-    const mace::NodesByElement nodes = mace::group_by_element(s.data_ptr<int64_t>(), grad_out.size(0), tables.elements);
-    at::parallel_for(0, grad_out.size(0), 64, [&](int64_t begin, int64_t end) {
-      mace::element_linear_backward_cpu<scalar_t>(tables, transposed.data(), grad_out.data_ptr<scalar_t>(), nodes,
-                                                  begin, end, grad_x.data_ptr<scalar_t>());
-    });
-  });
-  return grad_x;
+  return product(kBackward, rows_of(kBackward, "grad_out", grad_out, "[n, out_dim]"), species, weights, paths, in_dim,
+                 true);
 }
 
 // ---- autograd --------------------------------------------------------------------------------
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
+// Both ops' schema: (rows, species, weights, paths, the result's width) -> the result.
+using ElementLinearOp = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t);
 
 struct ElementLinearBackwardFunction : torch::autograd::Function<ElementLinearBackwardFunction> {
   static at::Tensor forward(AutogradContext*, const at::Tensor& grad_out, const at::Tensor& species,
                             const at::Tensor& weights, const at::Tensor& paths, int64_t in_dim) {
     at::AutoDispatchBelowADInplaceOrView below;
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow(kBackward, "")
-                               .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                 const at::Tensor&, int64_t)>();
+    static const auto op = typed_op<ElementLinearOp>(kBackward);
     return op.call(grad_out, species, weights, paths, in_dim);
   }
   static variable_list backward(AutogradContext*, variable_list) {
-    TORCH_CHECK(false, kBackward,
-                ": second derivatives are not implemented (the kernels give forces and virials, first derivatives "
-                "of the energy); differentiate mace-torch's own skip_tp for higher ones");
+    no_second_derivative(kBackward, "skip_tp");
   }
 };
 
@@ -157,10 +134,7 @@ struct ElementLinearFunction : torch::autograd::Function<ElementLinearFunction> 
     ctx->save_for_backward({species, weights, paths});
     ctx->saved_data["in_dim"] = x.sym_size(1);
     at::AutoDispatchBelowADInplaceOrView below;
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow(kForward, "")
-                               .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                 const at::Tensor&, int64_t)>();
+    static const auto op = typed_op<ElementLinearOp>(kForward);
     return op.call(x, species, weights, paths, out_dim);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {

@@ -13,10 +13,7 @@
 namespace distspec::models::torch_kind {
 namespace {
 
-namespace mace = distspec::models::mace;
-
-constexpr const char* kForward = "distspec_mace::symmetric_contraction";
-constexpr const char* kBackward = "distspec_mace::symmetric_contraction_backward";
+DISTSPEC_MACE_OP_NAMES(symmetric_contraction)
 // How a caller gets tables that keep the contract.
 constexpr const char* kTablesHint =
     "build the tables with distspec_export.mace_kernels.symmetric_contraction.SymmetricContraction.from_mace";
@@ -37,9 +34,7 @@ mace::SymmetricContractionTables<Real> tables_of(const char* op, const at::Tenso
                                                  const at::Tensor& coefficients, const at::Tensor& monomials,
                                                  const at::Tensor& term_offsets, const at::Tensor& term_outputs,
                                                  at::IntArrayRef irrep_dims, std::vector<at::Tensor>& keep) {
-  TORCH_CHECK(species.dim() == 1 && species.size(0) == x.size(0) && species.scalar_type() == at::kLong, op,
-              ": species must be int64 [n] with n = x.size(0) = ", x.size(0), "; got ", species.scalar_type(), " ",
-              sizes_of(species), " (each node's index into the exported elements)");
+  check_species(op, species, x.size(0), "n = x.size(0) = ");
   TORCH_CHECK(species.device() == x.device(), op, ": species is on ", species.device(), ", x on ", x.device());
   TORCH_CHECK(coefficients.dim() == 3, op, ": coefficients must be [elements, terms, channels]; got ",
               sizes_of(coefficients), "; ", kTablesHint);
@@ -60,13 +55,7 @@ mace::SymmetricContractionTables<Real> tables_of(const char* op, const at::Tenso
         monomials.contiguous().data_ptr<int32_t>(), term_offsets.contiguous().data_ptr<int32_t>(),
         term_outputs.contiguous().data_ptr<int32_t>(), n_monomials, terms, x.size(2), layout.count);
     TORCH_CHECK(error.empty(), op, ": ", error, "; ", kTablesHint);
-    if (species.numel()) {
-      const auto [low, high] = at::aminmax(species);
-      TORCH_CHECK(low.item<int64_t>() >= 0 && high.item<int64_t>() < elements, op, ": species holds values in [",
-                  low.item<int64_t>(), ", ", high.item<int64_t>(), "], outside [0, ", elements,
-                  "): the index of each node's element among the ", elements,
-                  " exported elements (the rows the tables were built for)");
-    }
+    check_species_range(op, species, elements);
   }
   keep = {coefficients.contiguous(), monomials.contiguous(), term_offsets.contiguous(), term_outputs.contiguous()};
   mace::SymmetricContractionTables<Real> tables;
@@ -83,43 +72,53 @@ mace::SymmetricContractionTables<Real> tables_of(const char* op, const at::Tenso
   return tables;
 }
 
-void check_features(const char* op, const at::Tensor& x) {
+// x checked and contiguous.
+at::Tensor features_of(const char* op, const at::Tensor& x) {
   TORCH_CHECK(x.dim() == 3, op, ": x must be [n, channels, D] (mace's node features before the product, ",
               "reshape_irreps' layout); got ", sizes_of(x));
-  TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble, op,
-              ": x must be float32 or float64; got ", x.scalar_type());
-  TORCH_CHECK(x.is_cpu() || x.is_cuda(), op, ": x is on ", x.device(), "; the kernels run on the cpu and cuda");
-#ifndef DISTSPEC_WITH_CUDA
-  TORCH_CHECK(x.is_cpu(), op, ": x is on ", x.device(), ", and this library was built without CUDA");
-#endif
+  check_floating(op, "x", x);
+  return x.contiguous();
+}
+
+// The output's components per channel: the sum of the output irreps' dimensions.
+int64_t components_of(at::IntArrayRef irrep_dims) {
+  int64_t out_dim = 0;
+  for (int64_t d : irrep_dims) out_dim += d;
+  return out_dim;
+}
+
+// One call's kernels with the tables of the call (checked against x): cpu(tables, nodes, begin, end)
+// on the CPU threads, which split the channel blocks, or cuda(tables, stream).
+template <class Real, class Cpu, class Cuda>
+void contract(const char* op, const at::Tensor& x, const at::Tensor& species, const at::Tensor& coefficients,
+              const at::Tensor& monomials, const at::Tensor& term_offsets, const at::Tensor& term_outputs,
+              at::IntArrayRef irrep_dims, Cpu&& cpu, Cuda&& cuda) {
+  std::vector<at::Tensor> keep;
+  const auto tables =
+      tables_of<Real>(op, x, species, coefficients, monomials, term_offsets, term_outputs, irrep_dims, keep);
+  run_kernels(
+      x, species, tables.elements, mace::channel_blocks<Real>(tables.channels), 1,
+      [&](const mace::NodesByElement& nodes, int64_t begin, int64_t end) { cpu(tables, nodes, begin, end); },
+      [&](void* stream) { cuda(tables, stream); });
 }
 
 at::Tensor symmetric_contraction(const at::Tensor& x_in, const at::Tensor& species, const at::Tensor& coefficients,
                                  const at::Tensor& monomials, const at::Tensor& term_offsets,
                                  const at::Tensor& term_outputs, at::IntArrayRef irrep_dims) {
-  check_features(kForward, x_in);
-  const at::Tensor x = x_in.contiguous();
-  const at::Tensor s = species.contiguous();
-  int64_t out_dim = 0;
-  for (int64_t d : irrep_dims) out_dim += d;
-  at::Tensor out = at::empty({x.size(0), x.size(1) * out_dim}, x.options());
+  const at::Tensor x = features_of(kForward, x_in), s = species.contiguous();
+  at::Tensor out = at::empty({x.size(0), x.size(1) * components_of(irrep_dims)}, x.options());
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "symmetric_contraction", [&] {
-    std::vector<at::Tensor> keep;
-    const auto tables =
-        tables_of<scalar_t>(kForward, x, s, coefficients, monomials, term_offsets, term_outputs, irrep_dims, keep);
-    if (x.size(0) == 0) return;
-#ifdef DISTSPEC_WITH_CUDA
-    if (x.is_cuda()) {
-      mace::symmetric_contraction_cuda<scalar_t>(tables, x.data_ptr<scalar_t>(), s.data_ptr<int64_t>(), x.size(0),
-                                                 out.data_ptr<scalar_t>(), current_stream(x));
-      return;
-    }
-#endif
-    const mace::NodesByElement nodes = mace::group_by_element(s.data_ptr<int64_t>(), x.size(0), tables.elements);
-    at::parallel_for(0, mace::channel_blocks<scalar_t>(tables.channels), 1, [&](int64_t begin, int64_t end) {
-      mace::symmetric_contraction_cpu<scalar_t>(tables, x.data_ptr<scalar_t>(), nodes, begin, end,
-                                                out.data_ptr<scalar_t>());
-    });
+    using Tables = mace::SymmetricContractionTables<scalar_t>;
+    contract<scalar_t>(
+        kForward, x, s, coefficients, monomials, term_offsets, term_outputs, irrep_dims,
+        [&](const Tables& tables, const mace::NodesByElement& nodes, int64_t begin, int64_t end) {
+          mace::symmetric_contraction_cpu<scalar_t>(tables, x.data_ptr<scalar_t>(), nodes, begin, end,
+                                                    out.data_ptr<scalar_t>());
+        },
+        [&](const Tables& tables, void* stream) {
+          mace::symmetric_contraction_cuda<scalar_t>(tables, x.data_ptr<scalar_t>(), s.data_ptr<int64_t>(),
+                                                     x.size(0), out.data_ptr<scalar_t>(), stream);
+        });
   });
   return out;
 }
@@ -128,11 +127,8 @@ at::Tensor symmetric_contraction_backward(const at::Tensor& grad_out_in, const a
                                           const at::Tensor& species, const at::Tensor& coefficients,
                                           const at::Tensor& monomials, const at::Tensor& term_offsets,
                                           const at::Tensor& term_outputs, at::IntArrayRef irrep_dims) {
-  check_features(kBackward, x_in);
-  const at::Tensor x = x_in.contiguous();
-  const at::Tensor s = species.contiguous();
-  int64_t out_dim = 0;
-  for (int64_t d : irrep_dims) out_dim += d;
+  const at::Tensor x = features_of(kBackward, x_in), s = species.contiguous();
+  const int64_t out_dim = components_of(irrep_dims);
   TORCH_CHECK(grad_out_in.sizes() == at::IntArrayRef({x.size(0), x.size(1) * out_dim}) &&
                   grad_out_in.scalar_type() == x.scalar_type() && grad_out_in.device() == x.device(),
               kBackward, ": grad_out must be ", x.scalar_type(), " [", x.size(0), ", ", x.size(1) * out_dim, "] on ",
@@ -141,24 +137,18 @@ at::Tensor symmetric_contraction_backward(const at::Tensor& grad_out_in, const a
   const at::Tensor grad_out = grad_out_in.contiguous();
   at::Tensor grad_x = at::empty_like(x);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "symmetric_contraction_backward", [&] {
-    std::vector<at::Tensor> keep;
-    const auto tables =
-        tables_of<scalar_t>(kBackward, x, s, coefficients, monomials, term_offsets, term_outputs, irrep_dims, keep);
-    if (x.size(0) == 0) return;
-#ifdef DISTSPEC_WITH_CUDA
-    if (x.is_cuda()) {
-      mace::symmetric_contraction_backward_cuda<scalar_t>(tables, grad_out.data_ptr<scalar_t>(),
-                                                          x.data_ptr<scalar_t>(), s.data_ptr<int64_t>(), x.size(0),
-                                                          grad_x.data_ptr<scalar_t>(), current_stream(x));
-      return;
-    }
-#endif
-    const mace::NodesByElement nodes = mace::group_by_element(s.data_ptr<int64_t>(), x.size(0), tables.elements);
-    at::parallel_for(0, mace::channel_blocks<scalar_t>(tables.channels), 1, [&](int64_t begin, int64_t end) {
-      mace::symmetric_contraction_backward_cpu<scalar_t>(tables, grad_out.data_ptr<scalar_t>(),
-                                                         x.data_ptr<scalar_t>(), nodes, begin, end,
-                                                         grad_x.data_ptr<scalar_t>());
-    });
+    using Tables = mace::SymmetricContractionTables<scalar_t>;
+    const scalar_t* g = grad_out.data_ptr<scalar_t>();
+    contract<scalar_t>(
+        kBackward, x, s, coefficients, monomials, term_offsets, term_outputs, irrep_dims,
+        [&](const Tables& tables, const mace::NodesByElement& nodes, int64_t begin, int64_t end) {
+          mace::symmetric_contraction_backward_cpu<scalar_t>(tables, g, x.data_ptr<scalar_t>(), nodes, begin, end,
+                                                             grad_x.data_ptr<scalar_t>());
+        },
+        [&](const Tables& tables, void* stream) {
+          mace::symmetric_contraction_backward_cuda<scalar_t>(tables, g, x.data_ptr<scalar_t>(), s.data_ptr<int64_t>(),
+                                                              x.size(0), grad_x.data_ptr<scalar_t>(), stream);
+        });
   });
   return grad_x;
 }
@@ -175,17 +165,13 @@ struct SymmetricContractionBackwardFunction : torch::autograd::Function<Symmetri
                             const at::Tensor& term_offsets, const at::Tensor& term_outputs,
                             std::vector<int64_t> irrep_dims) {
     at::AutoDispatchBelowADInplaceOrView below;
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow(kBackward, "")
-                               .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                 const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                 const at::Tensor&, at::IntArrayRef)>();
+    static const auto op =
+        typed_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                            const at::Tensor&, const at::Tensor&, const at::Tensor&, at::IntArrayRef)>(kBackward);
     return op.call(grad_out, x, species, coefficients, monomials, term_offsets, term_outputs, irrep_dims);
   }
   static variable_list backward(AutogradContext*, variable_list) {
-    TORCH_CHECK(false, kBackward,
-                ": second derivatives are not implemented (the kernels give forces and virials, first derivatives "
-                "of the energy); differentiate mace-torch's own SymmetricContraction for higher ones");
+    no_second_derivative(kBackward, "SymmetricContraction");
   }
 };
 
@@ -197,11 +183,9 @@ struct SymmetricContractionFunction : torch::autograd::Function<SymmetricContrac
     ctx->save_for_backward({x, species, coefficients, monomials, term_offsets, term_outputs});
     ctx->saved_data["irrep_dims"] = irrep_dims.vec();
     at::AutoDispatchBelowADInplaceOrView below;
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow(kForward, "")
-                               .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                 const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                 at::IntArrayRef)>();
+    static const auto op = typed_op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                               const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                               at::IntArrayRef)>(kForward);
     return op.call(x, species, coefficients, monomials, term_offsets, term_outputs, irrep_dims);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
