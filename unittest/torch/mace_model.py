@@ -12,12 +12,13 @@ reference is mace's own calculator (`calculator()`), which loads the file itself
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 import torch
 
 import periodic
+# torch's default dtype inside a `with`: mace's calculator and mace_run_train set it globally.
+from distspec_export.precision import default_dtype
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch under torch >= 2.6
 
@@ -46,17 +47,6 @@ def build(r_max: float = 4.5, interactions: int = 2, seed: int = 0, heads: list[
         **({"heads": list(heads)} if heads else {}),
     )
     return model.to(torch.float64).eval()
-
-
-@contextlib.contextmanager
-def default_dtype(dtype: torch.dtype):
-    """torch's default dtype inside (mace's calculator and mace_run_train set it globally)."""
-    saved = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(saved)
 
 
 TRAINING = {"structures": 4, "cells": (2, 1, 1), "rattle": 0.2, "steps": 6, "lr": 0.01}

@@ -68,24 +68,15 @@ BLOCKS = ("RealAgnosticInteractionBlock", "RealAgnosticResidualInteractionBlock"
 PATH_COLUMNS = 7
 MAX_L = 3
 
-_fakes_registered = False
-
 
 def _register_fakes() -> None:
     """The ops' shapes for tracing with symbolic sizes (make_fx, torch.export)."""
-    global _fakes_registered  # noqa: PLW0603
-    if _fakes_registered:
-        return
-
-    @torch.library.register_fake("distspec_mace::spline_convolution")
-    def _forward(node_feats, vectors, senders, receivers, n_out, spline, r_max, paths, cg_ijk, cg_value, out_dim):
-        return node_feats.new_empty((n_out, out_dim))
-
-    @torch.library.register_fake("distspec_mace::spline_convolution_backward")
-    def _backward(grad_message, node_feats, vectors, senders, receivers, spline, r_max, paths, cg_ijk, cg_value):
-        return node_feats.new_empty(node_feats.shape), vectors.new_empty(vectors.shape)
-
-    _fakes_registered = True
+    library.register_fakes(
+        "spline_convolution",
+        lambda node_feats, vectors, senders, receivers, n_out, spline, r_max, paths, cg_ijk, cg_value, out_dim:
+            node_feats.new_empty((n_out, out_dim)),
+        lambda grad_message, node_feats, vectors, senders, receivers, spline, r_max, paths, cg_ijk, cg_value:
+            (node_feats.new_empty(node_feats.shape), vectors.new_empty(vectors.shape)))
 
 
 def _why_not(interaction_block: torch.nn.Module, radial_embedding: torch.nn.Module) -> str:

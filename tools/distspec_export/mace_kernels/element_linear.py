@@ -52,25 +52,13 @@ import torch
 from ..trace import ExportError
 from . import library
 
-_fakes_registered = False
-
 
 def register_fakes() -> None:
-    """The ops' fake implementations, for tracing with symbolic sizes (the library loaded)."""
-    global _fakes_registered  # noqa: PLW0603 (once per process, as torch.library wants)
-    if _fakes_registered:
-        return
-    library.load()
-
-    @torch.library.register_fake("distspec_mace::element_linear")
-    def _(x, species, weights, paths, out_dim):
-        return x.new_empty(x.shape[0], out_dim)
-
-    @torch.library.register_fake("distspec_mace::element_linear_backward")
-    def _(grad_out, species, weights, paths, in_dim):
-        return grad_out.new_empty(grad_out.shape[0], in_dim)
-
-    _fakes_registered = True
+    """The ops' fake implementations, for tracing with symbolic sizes."""
+    library.register_fakes(
+        "element_linear",
+        lambda x, species, weights, paths, out_dim: x.new_empty(x.shape[0], out_dim),
+        lambda grad_out, species, weights, paths, in_dim: grad_out.new_empty(grad_out.shape[0], in_dim))
 
 
 class ElementLinear(torch.nn.Module):

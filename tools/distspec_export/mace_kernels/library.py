@@ -18,6 +18,8 @@ LIBRARY = "libdistspec_mace_ops.so"
 # The kernels' version this exporter writes graphs for (torch/mace_ops_library.cpp's kKernelsVersion).
 KERNELS_VERSION = 1
 
+_faked: set[str] = set()
+
 
 def library_path() -> Path | None:
     """Where the library is, or None when neither variable names one that exists."""
@@ -55,3 +57,17 @@ def load() -> Path:
         raise ExportError(f"{path} has MACE kernels version {version}, this exporter writes graphs for version "
                           f"{KERNELS_VERSION}: rebuild the library from the same checkout as the exporter")
     return path
+
+
+def register_fakes(op: str, forward, backward) -> None:
+    """The fake implementations of `op` and `op`_backward (functions of the ops' arguments that give
+    their results' shapes), for tracing with symbolic sizes (make_fx, torch.export); the library
+    loaded first, and each op's registered once per process, as torch.library wants."""
+    if op in _faked:
+        return
+    import torch  # noqa: PLC0415
+
+    load()
+    torch.library.register_fake(f"{NAMESPACE}::{op}", forward)
+    torch.library.register_fake(f"{NAMESPACE}::{op}_backward", backward)
+    _faked.add(op)

@@ -61,25 +61,15 @@ from . import library
 # (e3nn's Clebsch-Gordan products): dropped, they change an output by less than fp64's epsilon.
 NEGLIGIBLE = 1e-14
 
-_fakes_registered = False
-
 
 def register_fakes() -> None:
-    """The ops' fake implementations, for tracing with symbolic sizes (the library loaded)."""
-    global _fakes_registered  # noqa: PLW0603 (once per process, as torch.library wants)
-    if _fakes_registered:
-        return
-    library.load()
-
-    @torch.library.register_fake("distspec_mace::symmetric_contraction")
-    def _(x, species, coefficients, monomials, term_offsets, term_outputs, irrep_dims):
-        return x.new_empty(x.shape[0], x.shape[1] * sum(irrep_dims))
-
-    @torch.library.register_fake("distspec_mace::symmetric_contraction_backward")
-    def _(grad_out, x, species, coefficients, monomials, term_offsets, term_outputs, irrep_dims):
-        return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-    _fakes_registered = True
+    """The ops' fake implementations, for tracing with symbolic sizes."""
+    library.register_fakes(
+        "symmetric_contraction",
+        lambda x, species, coefficients, monomials, term_offsets, term_outputs, irrep_dims:
+            x.new_empty(x.shape[0], x.shape[1] * sum(irrep_dims)),
+        lambda grad_out, x, species, coefficients, monomials, term_offsets, term_outputs, irrep_dims:
+            torch.empty_like(x, memory_format=torch.contiguous_format))
 
 
 def _terms_of(u: torch.Tensor, d: int, components: int, nu: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
