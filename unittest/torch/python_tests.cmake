@@ -179,41 +179,30 @@ torch_owned_rows(toy "${DISTSPEC_PYTHON}")
 torch_owned_rows(sevennet "${DISTSPEC_PYTHON_SEVENN}")
 torch_owned_rows(nequip "${DISTSPEC_PYTHON_NEQUIP}")
 
-# torch.mace_convolution: test_mace_convolution.py, distspec_mace::spline_convolution
-# (tools/distspec_export/mace_kernels/convolution.py) against mace-torch's own convolution on MACE-MP-0
-# medium's interaction blocks: with the op's spline in mace's chain to 1e-11 (fp64), with mace's radial
-# MLP within the spline's tolerance, fp32 to 1e-5, bad input refused; prints the spline's error for
-# several knot counts. The CPU times against mace's at ~2000 atoms (minutes of mace's own modules) are
-# left to a run of the script by hand without --no-timing, as for the two tests below.
-if(TARGET distspec_mace_ops)
-  add_test(NAME torch.mace_convolution
-    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_convolution.py" --python "${DISTSPEC_PYTHON_MACE}"
-            --no-timing)
-  set_tests_properties(torch.mace_convolution PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
+# torch.mace_<op>: test_mace_<op>.py, an op of the distspec_mace library (tools/distspec_export/
+# mace_kernels/<op>.py) against mace-torch's own module, the library built here; mace-torch's
+# environment is DISTSPEC_PYTHON_MACE. The CPU times against mace's own modules (minutes of mace's
+# forward and backward at ~2000 nodes, printed, never checked) are left to a run of the script by hand
+# without --no-timing.
+function(torch_mace_op_test op)
+  add_test(NAME torch.mace_${op}
+    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_${op}.py" --python "${DISTSPEC_PYTHON_MACE}" --no-timing)
+  set_tests_properties(torch.mace_${op} PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
     ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
-endif()
-
-# torch.mace_symmetric_contraction: test_mace_symmetric_contraction.py, distspec_mace::symmetric_contraction
-# (tools/distspec_export/mace_kernels/symmetric_contraction.py) against mace-torch's SymmetricContraction:
-# MACE-MP-0 medium's products, L = 3 hidden irreps at correlation 1..3, e3nn's full CG basis; value and
-# d/dx on rows of 3 exported elements, fp64 to 1e-12, fp32 to 1e-5; traced by make_fx with symbolic
-# sizes; bad input refused.
+endfunction()
 if(TARGET distspec_mace_ops)
-  add_test(NAME torch.mace_symmetric_contraction
-    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_symmetric_contraction.py" --python "${DISTSPEC_PYTHON_MACE}"
-            --no-timing)
-  set_tests_properties(torch.mace_symmetric_contraction PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
-    ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
-endif()
-
-# torch.mace_element_linear: test_mace_element_linear.py, distspec_mace::element_linear
-# (tools/distspec_export/mace_kernels/element_linear.py) against mace-torch's skip_tp of MACE-MP-0 medium's
-# interaction blocks and a product of two paths into one output: value and d/dx on 3 exported elements,
-# fp64 to 1e-12, fp32 to 1e-5; traced by make_fx with symbolic sizes; bad input refused.
-if(TARGET distspec_mace_ops)
-  add_test(NAME torch.mace_element_linear
-    COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_mace_element_linear.py" --python "${DISTSPEC_PYTHON_MACE}"
-            --no-timing)
-  set_tests_properties(torch.mace_element_linear PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 1200
-    ENVIRONMENT "DISTSPEC_MACE_OPS_LIBRARY=$<TARGET_FILE:distspec_mace_ops>")
+  # distspec_mace::spline_convolution against mace's convolution on MACE-MP-0 medium's interaction
+  # blocks: with the op's spline in mace's chain to 1e-11 (fp64), with mace's radial MLP within the
+  # spline's tolerance, fp32 to 1e-5, traced by make_fx, bad input refused; prints the spline's error
+  # for several knot counts.
+  torch_mace_op_test(convolution)
+  # distspec_mace::symmetric_contraction against mace's SymmetricContraction: MACE-MP-0 medium's
+  # products, L = 3 hidden irreps at correlation 1..3, e3nn's full CG basis; value and d/dx on rows of
+  # 3 exported elements, fp64 to 1e-12, fp32 to 1e-5; traced by make_fx with symbolic sizes; bad input
+  # refused.
+  torch_mace_op_test(symmetric_contraction)
+  # distspec_mace::element_linear against mace's skip_tp of MACE-MP-0 medium's interaction blocks and
+  # a product of two paths into one output: value and d/dx on 3 exported elements, fp64 to 1e-12, fp32
+  # to 1e-5; traced by make_fx with symbolic sizes; bad input refused.
+  torch_mace_op_test(element_linear)
 endif()

@@ -24,19 +24,12 @@ r_max 6 A; random weights), on a random periodic cloud of 343 atoms with mace's 
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "tools"))
-sys.path.append(str(HERE.parents[1] / "bench" / "accelerators"))  # after ours: it has a results.py too
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch under torch >= 2.6
-
-import in_env  # noqa: E402
-from results import Results  # noqa: E402
+import mace_op_testing as testing
+from mace_op_testing import Results, expect_error
+from mace_op_testing import relative as relative_to_max
 
 KERNEL_TOLERANCE = 1e-11
 FP32_TOLERANCE = 1e-5
@@ -48,11 +41,8 @@ KNOT_SWEEP = (64, 128, 256, 512, 1024, 2048)
 
 
 def relative(a, b) -> float:
+    """The largest |a - b| over max(1, the largest |b|)."""
     return float((a.double() - b.double()).abs().max()) / max(1.0, float(b.double().abs().max()))
-
-
-def relative_to_max(a, b) -> float:
-    return float((a.double() - b.double()).abs().max()) / float(b.double().abs().max())
 
 
 def cloud(per_side: int, spacing: float, seed: int):
@@ -174,31 +164,21 @@ def check_errors(results: Results, model, positions, edge_index, vectors) -> Non
     n = positions.shape[0]
     x = torch.randn(n, block.conv_tp.irreps_in1.dim, dtype=torch.float64)
 
-    def refused(name: str, call, expect: str, kind=RuntimeError) -> None:
-        try:
-            call()
-        except kind as e:
-            results.report(expect in str(e), f"refused: {name}", str(e).splitlines()[0][:240])
-            return
-        results.report(False, f"refused: {name}", "no error")
-
     flipped = edge_index.flip(1)
-    refused("receivers not grouped", lambda: conv(x, vectors.flip(0), flipped, n), "non-decreasing")
-    refused("int32 senders", lambda: torch.ops.distspec_mace.spline_convolution(
+    expect_error(results, "receivers not grouped", lambda: conv(x, vectors.flip(0), flipped, n), "non-decreasing",
+                 kind=RuntimeError)
+    expect_error(results, "int32 senders", lambda: torch.ops.distspec_mace.spline_convolution(
         x, vectors, edge_index[0].int(), edge_index[1], n, conv.spline, conv.r_max, conv.paths, conv.cg_ijk,
-        conv.cg_value, conv.out_dim), "senders must be int64")
-    refused("a receiver >= n_out", lambda: conv(x, vectors, edge_index, int(edge_index[1].max())),
-            "is not in [0, n_out")
+        conv.cg_value, conv.out_dim), "senders must be int64", kind=RuntimeError)
+    expect_error(results, "a receiver >= n_out", lambda: conv(x, vectors, edge_index, int(edge_index[1].max())),
+                 "is not in [0, n_out", kind=RuntimeError)
     agnesi = RadialEmbeddingBlock(r_max=6.0, num_bessel=8, num_polynomial_cutoff=5, distance_transform="Agnesi")
-    refused("Agnesi distance transform", lambda: convolution.SplineConvolution.from_mace(block, agnesi, torch.float64),
-            "AgnesiTransform", ExportError)
-
-    def second_derivative():
-        xg = x.clone().requires_grad_(True)
-        message = conv(xg, vectors, edge_index, n)
-        (gx,) = torch.autograd.grad(message.square().sum(), xg, create_graph=True)
-        torch.autograd.grad(gx.sum(), xg)
-    refused("second derivative", second_derivative, "second derivatives are not implemented")
+    expect_error(results, "Agnesi distance transform",
+                 lambda: convolution.SplineConvolution.from_mace(block, agnesi, torch.float64), "AgnesiTransform",
+                 kind=ExportError)
+    expect_error(results, "second derivative",
+                 testing.second_derivative(lambda xg: conv(xg, vectors, edge_index, n), x),
+                 "second derivatives are not implemented", kind=RuntimeError)
 
 
 def check_tracing(results: Results, model) -> None:
@@ -259,24 +239,9 @@ def timing(model) -> None:
     model.double()
 
 
-def main(argv: list[str]) -> int:
-    argv = in_env.ensure(argv, "test_mace_convolution.py", var="DISTSPEC_PYTHON_MACE", need=("mace",))
-    if "--library" in argv:
-        os.environ["DISTSPEC_MACE_OPS_LIBRARY"] = argv[argv.index("--library") + 1]
-    import warnings  # noqa: PLC0415
-
-    warnings.filterwarnings("ignore")
-    import torch  # noqa: PLC0415
+def checks(results: Results, argv: list[str]) -> None:
     import mace_mp0_medium  # noqa: PLC0415
-    from distspec_export.mace_kernels import library  # noqa: PLC0415
-    from distspec_export.trace import ExportError  # noqa: PLC0415
 
-    try:
-        library.load()
-    except ExportError as e:
-        print(f"FAIL: {e}")
-        return 1
-    results = Results()
     model = mace_mp0_medium.build(dtype="float64")
     positions, edge_index, vectors = cloud(7, 2.6, seed=3)
     print(f"cloud: {positions.shape[0]} atoms, {edge_index.shape[1]} edges "
@@ -287,8 +252,7 @@ def main(argv: list[str]) -> int:
     check_tracing(results, model)
     if "--no-timing" not in argv:
         timing(model)
-    return results.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(testing.run(sys.argv[1:], "test_mace_convolution.py", checks))

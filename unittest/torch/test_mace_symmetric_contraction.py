@@ -26,33 +26,12 @@ the op's and mace's forward + backward on 2000 nodes is printed (not checked).
 
 from __future__ import annotations
 
-import os
 import sys
-import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "tools"))
-sys.path.append(str(HERE.parents[1] / "bench" / "accelerators"))  # after ours: it has a results.py too
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # mace-torch under torch >= 2.6
+import mace_op_testing as testing
+from mace_op_testing import Results, expect_error
 
-import in_env  # noqa: E402
-from results import Results  # noqa: E402
-
-TOLERANCE = {"fp64": 1e-12, "fp32": 1e-5}
 ROWS_PER_ELEMENT = 40
-TIMING_NODES = 2000
-
-
-def relative(got, want) -> float:
-    return float((got.double() - want.double()).abs().max()) / float(want.double().abs().max())
-
-
-def one_hot(rows, species, width: int, dtype):
-    import torch  # noqa: PLC0415
-
-    return torch.nn.functional.one_hot(torch.as_tensor(rows)[species], width).to(dtype)
 
 
 def inputs(module, n_elements: int, dtype, gen):
@@ -69,56 +48,22 @@ def inputs(module, n_elements: int, dtype, gen):
 
 def compare(results: Results, label: str, module, width: int, gen) -> None:
     """Ours against `module` (mace's, fp64; turned fp32 in place for the fp32 half)."""
-    import torch  # noqa: PLC0415
     from distspec_export.mace_kernels.symmetric_contraction import SymmetricContraction  # noqa: PLC0415
 
-    rows = torch.randperm(width, generator=gen)[:3].tolist()
-    for precision, dtype in (("fp64", torch.float64), ("fp32", torch.float32)):
-        module.to(dtype)
-        ours = SymmetricContraction.from_mace(module, rows, dtype)
-        x, species = inputs(module, len(rows), dtype, gen)
-        x.requires_grad_(True)
-        want = module(x, one_hot(rows, species, width, dtype))
-        got = ours(x, species)
-        cotangent = torch.randn(want.shape, generator=gen, dtype=torch.float64).to(dtype)
-        g_want, = torch.autograd.grad(want, x, cotangent)
-        g_got, = torch.autograd.grad(got, x, cotangent)
-        value, grad = relative(got, want), relative(g_got, g_want)
-        tol = TOLERANCE[precision]
-        results.report(got.shape == want.shape and value <= tol and grad <= tol,
-                       f"{label} {precision}: value and d/dx equal mace's",
-                       f"value {value:.1e}, d/dx {grad:.1e} relative to their largest (tolerance {tol:g}); "
-                       f"{x.shape[0]} rows of elements {rows}, {ours.extra_repr()}")
-    module.to(torch.float64)
+    testing.compare_with_mace(results, label, "mace's", module, width,
+                              lambda rows, dtype: SymmetricContraction.from_mace(module, rows, dtype),
+                              lambda n_elements, dtype, gen: inputs(module, n_elements, dtype, gen), gen)
 
 
 def compare_traced(results: Results, module, width: int, gen) -> None:
     """make_fx with symbolic sizes (the fake implementations), forward and gradient, run back."""
     import torch  # noqa: PLC0415
-    from torch.fx.experimental.proxy_tensor import make_fx  # noqa: PLC0415
     from distspec_export.mace_kernels.symmetric_contraction import SymmetricContraction  # noqa: PLC0415
 
     rows = [width - 1, 0]
     ours = SymmetricContraction.from_mace(module, rows, torch.float64)
     x, species = inputs(module, len(rows), torch.float64, gen)
-
-    def grad_of(x, species):
-        x = x.detach().requires_grad_(True)
-        out = ours(x, species)
-        g, = torch.autograd.grad((out * out).sum(), x)
-        return out, g
-
-    # As the exporter traces (trace.py): the tables are constants of the graph.
-    gm = make_fx(grad_of, tracing_mode="symbolic", _allow_non_fake_inputs=True)(x, species)
-    called = {str(n.target) for n in gm.graph.nodes if n.op == "call_function"}
-    names = {"distspec_mace.symmetric_contraction.default", "distspec_mace.symmetric_contraction_backward.default"}
-    x2, species2 = x[:17], species[:17]  # another size than the trace's
-    out, g = gm(x2, species2)
-    want, g_want = grad_of(x2, species2)
-    deviation = max(relative(out, want), relative(g, g_want))
-    results.report(names <= called and deviation == 0.0, "make_fx (symbolic sizes): forward and backward ops traced",
-                   f"ops {sorted(c for c in called if 'distspec_mace' in c)}; the graph on 17 rows equals eager "
-                   f"to {deviation:.1e}")
+    testing.check_traced(results, "symmetric_contraction", ours, x, species)
 
 
 def compare_finite_differences(results: Results, module, width: int, gen) -> None:
@@ -128,24 +73,7 @@ def compare_finite_differences(results: Results, module, width: int, gen) -> Non
 
     ours = SymmetricContraction.from_mace(module, [1, width - 1], torch.float64)
     x, species = inputs(module, 2, torch.float64, gen)
-    x, species = x[:3].requires_grad_(True), species[:3]
-    try:
-        ok = torch.autograd.gradcheck(lambda x: ours(x, species), (x,), eps=1e-6, atol=1e-8, rtol=1e-6)
-        detail = f"{x.numel()} inputs, {ours.extra_repr()}"
-    except Exception as e:  # noqa: BLE001 (gradcheck raises where they differ)
-        ok, detail = False, str(e).splitlines()[0]
-    results.report(ok, "d/dx equals central differences of the forward (gradcheck, fp64)", detail)
-
-
-def expect_error(results: Results, label: str, call, *needles: str, kind: type = Exception) -> None:
-    try:
-        call()
-    except Exception as e:  # noqa: BLE001
-        text = str(e)
-        results.report(isinstance(e, kind) and all(n in text for n in needles), f"error: {label}",
-                       f"{type(e).__name__}: {text.splitlines()[0][:300]}")
-        return
-    results.report(False, f"error: {label}", "no error raised")
+    testing.check_gradcheck(results, ours, x[:3], species[:3])
 
 
 def check_errors(results: Results, module, width: int) -> None:
@@ -165,13 +93,8 @@ def check_errors(results: Results, module, width: int) -> None:
     expect_error(results, "x of another channel count", lambda: ours(x[:, 1:], species), op, "coefficients must be")
     expect_error(results, "x float32, tables float64", lambda: ours(x.float(), species), op,
                  "coefficients must be Float")
-
-    def second_derivative():
-        xg = x.detach().requires_grad_(True)
-        g, = torch.autograd.grad((ours(xg, species) ** 2).sum(), xg, create_graph=True)
-        torch.autograd.grad(g.sum(), xg)
-    expect_error(results, "second derivative", second_derivative, "symmetric_contraction_backward",
-                 "second derivatives are not implemented")
+    expect_error(results, "second derivative", testing.second_derivative(lambda xg: ours(xg, species), x),
+                 "symmetric_contraction_backward", "second derivatives are not implemented")
     expect_error(results, "a module that is not mace's", lambda: SymmetricContraction.from_mace(
         torch.nn.Linear(2, 2), [0], torch.float64), "is not mace's e3nn SymmetricContraction", kind=ExportError)
     expect_error(results, "element rows outside the table", lambda: SymmetricContraction.from_mace(
@@ -187,57 +110,29 @@ def timing(module, width: int) -> None:
 
     rows = [5, 13, 28]
     gen = torch.Generator().manual_seed(9)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as a LAMMPS rank runs
-    for precision, dtype in (("fp64", torch.float64), ("fp32", torch.float32)):
-        module.to(dtype)
+
+    def calls_at(dtype):
         ours = SymmetricContraction.from_mace(module, rows, dtype)
         folded = module_ops.ModuleSymmetricContraction(module, rows, dtype)
         first = module.contractions[0]
-        species = torch.randint(0, len(rows), (TIMING_NODES,), generator=gen)
-        x = torch.randn(TIMING_NODES, first.num_features, first.coupling_irreps.dim, generator=gen).to(dtype)
-        y = one_hot(rows, species, width, dtype)
-        calls = {"ours": lambda xg: ours(xg, species), "mace, 3 elements": lambda xg: folded(xg, species),
-                 "mace, 89 elements": lambda xg: module(xg, y)}
-        times = {}
-        for name, fn in calls.items():
-            best = float("inf")
-            for _ in range(3 if name == "ours" else 1):
-                xg = x.detach().requires_grad_(True)
-                start = time.process_time()
-                out = fn(xg)
-                torch.autograd.grad(out, xg, torch.ones_like(out))
-                best = min(best, time.process_time() - start)
-            times[name] = best
-        print(f"timing {precision}, {TIMING_NODES} nodes, CPU forward + backward (process time, one thread): " +
-              ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()) +
+        species, x, y = testing.timing_inputs(rows, width, (first.num_features, first.coupling_irreps.dim), dtype,
+                                              gen)
+        return x, {"ours": lambda xg: ours(xg, species), "mace, 3 elements": lambda xg: folded(xg, species),
+                   "mace, 89 elements": lambda xg: module(xg, y)}
+
+    for precision, times in testing.cpu_times(module, calls_at, lambda name: 3 if name == "ours" else 1):
+        print(testing.timing_line(precision, times) +
               f"; ours {times['mace, 3 elements'] / times['ours']:.0f}x faster than mace's kept to 3 elements")
-    module.to(torch.float64)
-    torch.set_num_threads(threads)
 
 
-def main(argv: list[str]) -> int:
-    argv = in_env.ensure(argv, "test_mace_symmetric_contraction.py", var="DISTSPEC_PYTHON_MACE", need=("mace",))
-    if "--library" in argv:
-        os.environ["DISTSPEC_MACE_OPS_LIBRARY"] = argv[argv.index("--library") + 1]
-    import warnings  # noqa: PLC0415
-
-    warnings.filterwarnings("ignore")
+def checks(results: Results, argv: list[str]) -> None:
     import torch  # noqa: PLC0415
     from e3nn import o3  # noqa: PLC0415
     from mace.modules.symmetric_contraction import SymmetricContraction as MaceContraction  # noqa: PLC0415
 
     import mace_mp0_medium  # noqa: PLC0415
-    from distspec_export.mace_kernels import library  # noqa: PLC0415
-    from distspec_export.trace import ExportError  # noqa: PLC0415
+    from distspec_export.precision import default_dtype  # noqa: PLC0415
 
-    try:
-        library.load()
-    except ExportError as e:
-        print(f"FAIL: {e}")
-        return 1
-    t0 = time.perf_counter()
-    results = Results()
     gen = torch.Generator().manual_seed(0)
     model = mace_mp0_medium.build(dtype="float64")
     width = len(mace_mp0_medium.ELEMENTS)
@@ -247,14 +142,10 @@ def main(argv: list[str]) -> int:
 
     def built(irreps_in: str, irreps_out: str, correlation: int, elements: int, reduced: bool = True):
         # mace builds its U tensors in torch's default dtype.
-        default = torch.get_default_dtype()
-        torch.set_default_dtype(torch.float64)
-        try:
+        with default_dtype(torch.float64):
             torch.manual_seed(correlation)
             return MaceContraction(o3.Irreps(irreps_in), o3.Irreps(irreps_out), correlation=correlation,
                                    num_elements=elements, use_reduced_cg=reduced)
-        finally:
-            torch.set_default_dtype(default)
 
     hidden = "32x0e + 32x1o + 32x2e + 32x3o"
     for correlation in (1, 2, 3):
@@ -268,9 +159,7 @@ def main(argv: list[str]) -> int:
     check_errors(results, model.products[0].symmetric_contractions, width)
     if "--no-timing" not in argv:
         timing(model.products[0].symmetric_contractions, width)
-    print(f"({time.perf_counter() - t0:.1f} s)")
-    return results.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(testing.run(sys.argv[1:], "test_mace_symmetric_contraction.py", checks))
