@@ -7,36 +7,20 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
 
-#include "gpu_present.h"
+#include "mace_gpu_compare.h"
 #include "models/mace/spline_convolution.h"
 
 namespace {
 
 namespace mace = distspec::models::mace;
+using namespace distspec::testing;  // mace_gpu_compare.h
 
-constexpr int64_t kChannels = 128, kRows = 60, kOut = 50, kKnots = 64;
+constexpr int64_t kRows = 60, kOut = 50, kKnots = 64;
 constexpr double kRMax = 6.0;
-
-template <class T>
-struct DeviceCopy {
-  T* ptr = nullptr;
-  explicit DeviceCopy(const std::vector<T>& host) {
-    EXPECT_EQ(cudaMalloc(&ptr, std::max<size_t>(1, host.size()) * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  std::vector<T> back(size_t n) const {
-    std::vector<T> host(n);
-    EXPECT_EQ(cudaMemcpy(host.data(), ptr, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return host;
-  }
-  ~DeviceCopy() { cudaFree(ptr); }
-};
 
 // The layer's tables: paths (l1, l2, l3) of 0e+1o x 0e+1o+2e+3o into its sorted outputs, each with
 // every (i, j, k) of its block as a random CG entry.
@@ -46,13 +30,13 @@ struct Problem {
   int64_t n_paths = 0, in_dim = 0, out_dim = 0, n_edges = 0;
 };
 
-Problem make_problem() {
+Problem make_problem(int64_t channels) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   Problem p;
   const int triples[][3] = {{0, 0, 0}, {1, 1, 0}, {0, 1, 1}, {1, 0, 1}, {1, 2, 1},
                             {0, 2, 2}, {1, 1, 2}, {1, 3, 2}, {0, 3, 3}, {1, 2, 3}};
-  const int64_t in_offset[] = {0, kChannels};  // 128x0e, then 128x1o
+  const int64_t in_offset[] = {0, channels};  // C x 0e, then C x 1o
   int64_t out = 0;
   for (const auto& t : triples) {
     const int64_t d1 = 2 * t[0] + 1, d2 = 2 * t[1] + 1, d3 = 2 * t[2] + 1;
@@ -65,17 +49,14 @@ Problem make_problem() {
         }
     p.paths.insert(p.paths.end(), {t[0], t[1], t[2], in_offset[t[0]], out, begin,
                                    static_cast<int64_t>(p.cg_value.size())});
-    out += kChannels * d3;
+    out += channels * d3;
     ++p.n_paths;
   }
-  p.in_dim = 4 * kChannels;
+  p.in_dim = 4 * channels;
   p.out_dim = out;
-  p.spline.resize(static_cast<size_t>(kKnots * 2 * p.n_paths * kChannels));
-  for (double& v : p.spline) v = uniform(rng);
-  p.node_feats.resize(static_cast<size_t>(kRows * p.in_dim));
-  for (double& v : p.node_feats) v = uniform(rng);
-  p.grad_message.resize(static_cast<size_t>(kOut * p.out_dim));
-  for (double& v : p.grad_message) v = uniform(rng);
+  fill_uniform(p.spline, static_cast<size_t>(kKnots * 2 * p.n_paths * channels), rng);
+  fill_uniform(p.node_feats, static_cast<size_t>(kRows * p.in_dim), rng);
+  fill_uniform(p.grad_message, static_cast<size_t>(kOut * p.out_dim), rng);
   // Receivers grouped, some rows without edges; a few edges beyond r_max.
   std::uniform_int_distribution<int64_t> row(0, kRows - 1), count(0, 12);
   for (int64_t r = 0; r < kOut; ++r)
@@ -89,28 +70,13 @@ Problem make_problem() {
 }
 
 template <class T>
-std::vector<T> as(const std::vector<double>& v) {
-  return std::vector<T>(v.begin(), v.end());
-}
-
-template <class T>
-double relative(const std::vector<T>& a, const std::vector<T>& b) {
-  double err = 0.0, scale = 0.0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    err = std::max(err, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
-    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
-  }
-  return err / std::max(scale, 1e-300);
-}
-
-template <class T>
-void gpu_equals_cpu(double tolerance) {
-  const Problem p = make_problem();
+void gpu_equals_cpu(int64_t channels, double tolerance) {
+  const Problem p = make_problem(channels);
   const std::vector<T> cg = as<T>(p.cg_value), spline = as<T>(p.spline), x = as<T>(p.node_feats),
                        v = as<T>(p.vectors), g = as<T>(p.grad_message);
   mace::SplineConvolution<T> cpu;
   cpu.n_edges = p.n_edges;
-  cpu.channels = kChannels;
+  cpu.channels = channels;
   cpu.in_dim = p.in_dim;
   cpu.out_dim = p.out_dim;
   cpu.n_paths = p.n_paths;
@@ -118,7 +84,7 @@ void gpu_equals_cpu(double tolerance) {
   cpu.vectors = v.data();
   cpu.senders = p.senders.data();
   cpu.receivers = p.receivers.data();
-  cpu.radial = {spline.data(), kKnots, p.n_paths * kChannels, kRMax};
+  cpu.radial = {spline.data(), kKnots, p.n_paths * channels, kRMax};
   cpu.paths = p.paths.data();
   cpu.cg_ijk = p.cg_ijk.data();
   cpu.cg_value = cg.data();
@@ -144,19 +110,11 @@ void gpu_equals_cpu(double tolerance) {
   mace::spline_convolution_backward_cuda(gpu, kOut, d_g.ptr, d_grad_x.ptr, d_grad_v.ptr, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
-  EXPECT_LE(relative(d_message.back(message.size()), message), tolerance) << "message";
-  EXPECT_LE(relative(d_grad_x.back(grad_x.size()), grad_x), tolerance) << "d/d node_feats";
-  EXPECT_LE(relative(d_grad_v.back(grad_v.size()), grad_v), tolerance) << "d/d vectors";
+  expect_near(d_message, message, tolerance, "message");
+  expect_near(d_grad_x, grad_x, tolerance, "d/d node_feats");
+  expect_near(d_grad_v, grad_v, tolerance, "d/d vectors");
 }
 
-TEST(MaceSplineConvolutionGpu, EqualsCpuInDouble) {
-  REQUIRE_CUDA();
-  gpu_equals_cpu<double>(1e-12);
-}
-
-TEST(MaceSplineConvolutionGpu, EqualsCpuInFloat) {
-  REQUIRE_CUDA();
-  gpu_equals_cpu<float>(1e-5);
-}
+DISTSPEC_MACE_GPU_TESTS(MaceSplineConvolutionGpu, gpu_equals_cpu, 128)
 
 }  // namespace

@@ -9,36 +9,21 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
-#include "gpu_present.h"
+#include "mace_gpu_compare.h"
 #include "models/mace/symmetric_contraction.h"
 
 namespace {
 
 namespace mace = distspec::models::mace;
+using namespace distspec::testing;  // mace_gpu_compare.h
 
 constexpr int64_t kComponents = 16, kElements = 3, kNodes = 75;
 const int64_t kIrrepDims[] = {1, 3, 5, 7};
-
-template <class T>
-struct DeviceCopy {
-  T* ptr = nullptr;
-  explicit DeviceCopy(const std::vector<T>& host) {
-    EXPECT_EQ(cudaMalloc(&ptr, std::max<size_t>(1, host.size()) * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  std::vector<T> back(size_t n) const {
-    std::vector<T> host(n);
-    EXPECT_EQ(cudaMemcpy(host.data(), ptr, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return host;
-  }
-  ~DeviceCopy() { cudaFree(ptr); }
-};
 
 struct Problem {
   std::vector<int32_t> monomials, term_offsets{0}, term_outputs;
@@ -49,7 +34,6 @@ struct Problem {
 
 Problem make_problem(int64_t channels) {
   std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   std::uniform_int_distribution<int32_t> output(0, 15), extra(0, 2);
   Problem p;
   p.channels = channels;
@@ -63,29 +47,11 @@ Problem make_problem(int64_t channels) {
         for (int32_t t = 0; t < terms; ++t) p.term_outputs.push_back(output(rng));
         p.term_offsets.push_back(static_cast<int32_t>(p.term_outputs.size()));
       }
-  p.coefficients.resize(kElements * p.term_outputs.size() * channels);
-  for (double& c : p.coefficients) c = uniform(rng);
-  p.x.resize(kNodes * channels * kComponents);
-  for (double& v : p.x) v = uniform(rng);
-  p.grad_out.resize(kNodes * channels * 16);
-  for (double& v : p.grad_out) v = uniform(rng);
+  fill_uniform(p.coefficients, kElements * p.term_outputs.size() * channels, rng);
+  fill_uniform(p.x, kNodes * channels * kComponents, rng);
+  fill_uniform(p.grad_out, kNodes * channels * 16, rng);
   for (int64_t n = 0; n < kNodes; ++n) p.species.push_back(static_cast<int64_t>(rng() % kElements));
   return p;
-}
-
-template <class T>
-std::vector<T> as(const std::vector<double>& v) {
-  return std::vector<T>(v.begin(), v.end());
-}
-
-template <class T>
-double relative(const std::vector<T>& a, const std::vector<T>& b) {
-  double err = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    err = std::max(err, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
-    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
-  }
-  return err / std::max(scale, 1e-300);
 }
 
 template <class T>
@@ -116,47 +82,22 @@ void gpu_equals_cpu(int64_t channels, double tolerance) {
 
   const DeviceCopy<T> d_coefficients(coefficients), d_x(x), d_g(g);
   const DeviceCopy<int32_t> d_monomials(p.monomials), d_offsets(p.term_offsets), d_outputs(p.term_outputs);
-  const DeviceCopy<int64_t> d_species(p.species);
-  const DeviceCopy<T> d_out(std::vector<T>(out.size())), d_grad_x(std::vector<T>(x.size()));
   mace::SymmetricContractionTables<T> gpu = cpu;
   gpu.coefficients = d_coefficients.ptr;
   gpu.monomials = d_monomials.ptr;
   gpu.term_offsets = d_offsets.ptr;
   gpu.term_outputs = d_outputs.ptr;
-  mace::symmetric_contraction_cuda(gpu, d_x.ptr, d_species.ptr, kNodes, d_out.ptr, nullptr);
-  mace::symmetric_contraction_backward_cuda(gpu, d_g.ptr, d_x.ptr, d_species.ptr, kNodes, d_grad_x.ptr, nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const std::vector<T> good = d_out.back(out.size());
-  EXPECT_LE(relative(good, out), tolerance) << "output, " << channels << " channels";
-  EXPECT_LE(relative(d_grad_x.back(grad_x.size()), grad_x), tolerance) << "d/dx, " << channels << " channels";
-
-  // An element outside the tables: that node's rows are NaN, the others' unchanged.
-  std::vector<int64_t> species = p.species;
-  species[3] = kElements;
-  const DeviceCopy<int64_t> d_bad(species);
-  mace::symmetric_contraction_cuda(gpu, d_x.ptr, d_bad.ptr, kNodes, d_out.ptr, nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const std::vector<T> bad = d_out.back(out.size());
-  for (int64_t n = 0; n < kNodes; ++n)
-    for (int64_t i = 0; i < row; ++i) {
-      const T value = bad[n * row + i];
-      if (n == 3)
-        ASSERT_TRUE(std::isnan(value)) << "column " << i;
-      else
-        ASSERT_EQ(value, good[n * row + i]);
-    }
+  expect_gpu_equals_cpu(
+      p.species, kElements, row, out, grad_x, tolerance, ", " + std::to_string(channels) + " channels",
+      [&](const int64_t* species, T* result) {
+        mace::symmetric_contraction_cuda(gpu, d_x.ptr, species, kNodes, result, nullptr);
+      },
+      [&](const int64_t* species, T* result) {
+        mace::symmetric_contraction_backward_cuda(gpu, d_g.ptr, d_x.ptr, species, kNodes, result, nullptr);
+      });
 }
 
-TEST(MaceSymmetricContractionGpu, EqualsCpuInDouble) {
-  REQUIRE_CUDA();
-  gpu_equals_cpu<double>(128, 1e-12);
-  gpu_equals_cpu<double>(40, 1e-12);
-}
-
-TEST(MaceSymmetricContractionGpu, EqualsCpuInFloat) {
-  REQUIRE_CUDA();
-  gpu_equals_cpu<float>(128, 1e-5);
-  gpu_equals_cpu<float>(40, 1e-5);
-}
+// 128 and 40 channels: a partial block and warp among them.
+DISTSPEC_MACE_GPU_TESTS(MaceSymmetricContractionGpu, gpu_equals_cpu, 128, 40)
 
 }  // namespace
