@@ -342,10 +342,25 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   const int nall = nlocal + atom->nghost;
   const std::size_t n_rows = nall;
   using distspec::models::HaloRows;
-  // The plan's one rule for an output's rows (run_plan.h rows_to_host): folded by the style's own
-  // reverse exchange where it says, then its owned rows, or every row where LAMMPS folds them.
-  auto settle = [&](double *rows, int width, HaloRows halo_rows) {
+  // An output's rows where DeviceType's kernels read them (the model's device rows, else a copy of
+  // its host rows), under the plan's one rule for them (run_plan.h rows_to_host): folded by the
+  // style's own reverse exchange where it says, then its owned rows, or every row where LAMMPS
+  // folds them.
+  auto settled = [&](double *on_device, std::vector<double> &on_host, Kokkos::View<double *, DeviceType> &copy,
+                     const char *label, int width, HaloRows halo_rows) {
+    double *rows = on_device ? on_device : rows_for_device(on_host, copy, label);
     if (distspec::models::folded_by_style(halo_rows)) halo_->reverse(distspec::Rows<double>{rows, n_rows, width});
+    return rows;
+  };
+  // A per-atom view grown to LAMMPS' size for it; then, once written on DeviceType, read on the host.
+  auto grow = [&](auto &k_view, auto *&raw, int size, const char *label) {
+    if (static_cast<int>(k_view.extent(0)) >= size) return;
+    memoryKK->destroy_kokkos(k_view, raw);
+    memoryKK->create_kokkos(k_view, raw, size, label);
+  };
+  auto to_host = [](auto &k_view) {
+    k_view.template modify<DeviceType>();
+    k_view.template sync<LMPHostType>();
   };
 
   if (eflag_global) eng_vdwl += model_outputs_.energy;
@@ -354,9 +369,8 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
 
   // Forces: ghost partials into f's ghost rows for LAMMPS' reverse comm (host_folds), or folded
   // by the style first.
-  double *force_data = model_outputs_.device.forces ? model_outputs_.device.forces
-                                             : rows_for_device(model_outputs_.forces, d_forces_, "DistSpec::PairDistspecKokkos::forces");
-  settle(force_data, 3, plan_.forces);
+  const double *force_data = settled(model_outputs_.device.forces, model_outputs_.forces, d_forces_,
+                                     "DistSpec::PairDistspecKokkos::forces", 3, plan_.forces);
   const int force_rows = distspec::models::rows_to_host(plan_.forces, nlocal, nall);
   {
     auto f = atomKK->k_f.template view<DeviceType>();
@@ -372,31 +386,20 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
   // so the views grow here and every row up to nall is set (owned rows to the folded values,
   // ghost rows to zero: compute pe/atom and stress/atom fold ghost rows under newton on).
   if (eflag_atom) {
-    if (static_cast<int>(k_eatom.extent(0)) < maxeatom) {
-      memoryKK->destroy_kokkos(k_eatom, eatom);
-      memoryKK->create_kokkos(k_eatom, eatom, maxeatom, "pair:eatom");
-    }
-    double *data = model_outputs_.device.energy_rows
-        ? model_outputs_.device.energy_rows
-        : rows_for_device(model_outputs_.energy_rows, d_energy_rows_, "DistSpec::PairDistspecKokkos::energy_rows");
-    settle(data, 1, plan_.energy_rows);
+    grow(k_eatom, eatom, maxeatom, "pair:eatom");
+    const double *data = settled(model_outputs_.device.energy_rows, model_outputs_.energy_rows, d_energy_rows_,
+                                 "DistSpec::PairDistspecKokkos::energy_rows", 1, plan_.energy_rows);
     auto d_eatom = k_eatom.template view<DeviceType>();
     const Kokkos::View<const double *, DeviceType, Unmanaged> energy_rows(data, n_rows);
     Kokkos::parallel_for(
         "DistSpec::PairDistspecKokkos::eatom", Kokkos::RangePolicy<DeviceType>(0, nall),
         KOKKOS_LAMBDA(const int i) { d_eatom(i) = i < nlocal ? energy_rows(i) : 0.0; });
-    k_eatom.template modify<DeviceType>();
-    k_eatom.template sync<LMPHostType>();
+    to_host(k_eatom);
   }
   if (vflag_atom) {
-    if (static_cast<int>(k_vatom.extent(0)) < maxvatom) {
-      memoryKK->destroy_kokkos(k_vatom, vatom);
-      memoryKK->create_kokkos(k_vatom, vatom, maxvatom, "pair:vatom");
-    }
-    double *data = model_outputs_.device.virial_rows
-        ? model_outputs_.device.virial_rows
-        : rows_for_device(model_outputs_.virial_rows, d_virial_rows_, "DistSpec::PairDistspecKokkos::virial_rows");
-    settle(data, 6, plan_.virial_rows);
+    grow(k_vatom, vatom, maxvatom, "pair:vatom");
+    const double *data = settled(model_outputs_.device.virial_rows, model_outputs_.virial_rows, d_virial_rows_,
+                                 "DistSpec::PairDistspecKokkos::virial_rows", 6, plan_.virial_rows);
     auto d_vatom = k_vatom.template view<DeviceType>();
     const Kokkos::View<const double *[6], Kokkos::LayoutRight, DeviceType, Unmanaged> virial_rows(data, n_rows);
     Kokkos::parallel_for(
@@ -404,8 +407,7 @@ template <class DeviceType> void PairDistspecKokkos<DeviceType>::write_back_view
         KOKKOS_LAMBDA(const int i) {
           for (int k = 0; k < 6; ++k) d_vatom(i, k) = i < nlocal ? virial_rows(i, k) : 0.0;
         });
-    k_vatom.template modify<DeviceType>();
-    k_vatom.template sync<LMPHostType>();
+    to_host(k_vatom);
   }
 }
 

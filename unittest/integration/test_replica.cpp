@@ -182,6 +182,19 @@ Outcomes run_both(int partitions, const std::string& commands)
           run_partitions(partitions, vacancy_deck(0.25) + kEamAlloyPair + commands)};
 }
 
+// `command` on the vacancy deck in `partitions` partitions, after `variables`, with velocities at
+// `temperature` and a Nose-Hoover thermostat (fix nvt) at it: every replica against eam/alloy's
+// after the few hundred MD steps.
+void expect_md_command_agrees(const char* name, int partitions, const std::string& variables,
+                              const std::string& temperature, int seed, const std::string& command)
+{
+  dt::Watchdog watchdog(name, kLimit);
+  const Outcomes md = run_both(partitions, variables + "velocity all create " + temperature + " " +
+                                               std::to_string(seed) + " loop geom\nfix nvt all nvt temp " + temperature +
+                                               " " + temperature + " 0.1\ntimestep 0.002\n" + command + "unfix nvt\n");
+  expect_replicas_agree(md.distspec, md.eam_alloy, Bounds{1e-9, 1e-6, 1e-7});
+}
+
 class Replicas : public ::testing::Test {
  protected:
   void SetUp() override
@@ -233,51 +246,29 @@ neb 0.0 1e-6 3000 2000 100 final )" + final_file + "\nunfix neb\n");
 // with the bits of its position, which a quench leaves equal to 1e-14, not bit for bit.
 TEST_F(Replicas, PrdMatchesEamAlloy)
 {
-  dt::Watchdog watchdog("prd", kLimit);
-  const Outcomes prd = run_both(2, R"(
-velocity all create 1200 5287287 loop geom
-fix nvt all nvt temp 1200 1200 0.1
-timestep 0.002
-compute event all event/displace 1.0
+  expect_md_command_agrees("prd", 2, "", "1200", 5287287, R"(compute event all event/displace 1.0
 thermo 50
 prd 300 50 10 10 50 event 54985 temp 1200 min 1e-8 1e-8 100 100 vel local gaussian
-unfix nvt
 )");
-  expect_replicas_agree(prd.distspec, prd.eam_alloy, Bounds{1e-9, 1e-6, 1e-7});
 }
 
 // Temperature-accelerated dynamics: MD at the high temperature with quenches, on 4 replicas of
 // 1 rank (the NEB of an event runs on all of them).
 TEST_F(Replicas, TadMatchesEamAlloy)
 {
-  dt::Watchdog watchdog("tad", kLimit);
-  const Outcomes tad = run_both(4, R"(
-velocity all create 1400 5287286 loop geom
-fix nvt all nvt temp 1400 1400 0.1
-timestep 0.002
-compute event all event/displace 1.0
+  expect_md_command_agrees("tad", 4, "", "1400", 5287286, R"(compute event all event/displace 1.0
 thermo 50
 tad 200 50 1000 1400 0.05 1.0 event min 1e-8 1e-8 100 100 neb 0.0 0.01 100 100 20 neb_style quickmin neb_step 0.01 neb_log none
-unfix nvt
 )");
-  expect_replicas_agree(tad.distspec, tad.eam_alloy, Bounds{1e-9, 1e-6, 1e-7});
 }
 
 // Replica exchange (temper) on 4 replicas from 800 K to 1 100 K: swaps of temperatures between
 // partitions, velocities rescaled, the thermostat's target reset.
 TEST_F(Replicas, TemperMatchesEamAlloy)
 {
-  dt::Watchdog watchdog("temper", kLimit);
-  const Outcomes temper = run_both(4, R"(
-variable t world 800 900 1000 1100
-velocity all create $t 4928459 loop geom
-fix nvt all nvt temp $t $t 0.1
-timestep 0.002
-thermo 50
+  expect_md_command_agrees("temper", 4, "variable t world 800 900 1000 1100\n", "$t", 4928459, R"(thermo 50
 temper 200 20 $t nvt 3847 58382
-unfix nvt
 )");
-  expect_replicas_agree(temper.distspec, temper.eam_alloy, Bounds{1e-9, 1e-6, 1e-7});
 }
 
 }  // namespace
