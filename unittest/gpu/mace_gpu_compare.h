@@ -42,6 +42,22 @@ inline void fill_uniform(std::vector<double>& v, size_t n, std::mt19937_64& rng)
   for (double& x : v) x = uniform(rng);
 }
 
+// An op's random node inputs, drawn from `rng` after its tables: features x [nodes, x_width] and
+// their cotangent grad_out [nodes, grad_width], uniform in [-1, 1), and each node's element in
+// [0, elements).
+struct RandomNodes {
+  std::vector<double> x, grad_out;
+  std::vector<int64_t> species;
+};
+inline RandomNodes random_nodes(std::mt19937_64& rng, int64_t nodes, int64_t elements, int64_t x_width,
+                                int64_t grad_width) {
+  RandomNodes r;
+  fill_uniform(r.x, static_cast<size_t>(nodes * x_width), rng);
+  fill_uniform(r.grad_out, static_cast<size_t>(nodes * grad_width), rng);
+  for (int64_t n = 0; n < nodes; ++n) r.species.push_back(static_cast<int64_t>(rng() % elements));
+  return r;
+}
+
 template <class T>
 std::vector<T> as(const std::vector<double>& v) {
   return std::vector<T>(v.begin(), v.end());

@@ -25,9 +25,10 @@ constexpr int64_t kElements = 3, kNodes = 70;
 
 // Input mul x (0e, 1o, 2e, 3o) then another mul x 0e; output mul x (0e, 1o, 2e, 3o).
 struct Problem {
-  std::vector<int64_t> paths, species;
-  std::vector<double> weights, x, grad_out;
+  std::vector<int64_t> paths;
+  std::vector<double> weights;
   int64_t in_dim = 0, out_dim = 0, per_element = 0;
+  RandomNodes nodes;
 };
 
 Problem make_problem(int64_t mul) {
@@ -44,27 +45,32 @@ Problem make_problem(int64_t mul) {
   p.in_dim += mul;
   p.per_element += mul * mul;
   fill_uniform(p.weights, kElements * p.per_element, rng);
-  fill_uniform(p.x, kNodes * p.in_dim, rng);
-  fill_uniform(p.grad_out, kNodes * p.out_dim, rng);
-  for (int64_t n = 0; n < kNodes; ++n) p.species.push_back(static_cast<int64_t>(rng() % kElements));
+  p.nodes = random_nodes(rng, kNodes, kElements, p.in_dim, p.out_dim);
   return p;
+}
+
+// The kernels' view of p's tables on the host, with its weights in T.
+template <class T>
+mace::ElementLinearTables<T> tables_of(const Problem& p, const std::vector<T>& weights) {
+  mace::ElementLinearTables<T> tables;
+  tables.weights = weights.data();
+  tables.paths = p.paths.data();
+  tables.n_paths = static_cast<int64_t>(p.paths.size()) / mace::kElementLinearPathFields;
+  tables.elements = kElements;
+  tables.per_element = p.per_element;
+  tables.in_dim = p.in_dim;
+  tables.out_dim = p.out_dim;
+  return tables;
 }
 
 template <class T>
 void gpu_equals_cpu(int64_t mul, double tolerance) {
   const Problem p = make_problem(mul);
-  const std::vector<T> weights = as<T>(p.weights), x = as<T>(p.x), g = as<T>(p.grad_out);
-  mace::ElementLinearTables<T> cpu;
-  cpu.weights = weights.data();
-  cpu.paths = p.paths.data();
-  cpu.n_paths = static_cast<int64_t>(p.paths.size()) / mace::kElementLinearPathFields;
-  cpu.elements = kElements;
-  cpu.per_element = p.per_element;
-  cpu.in_dim = p.in_dim;
-  cpu.out_dim = p.out_dim;
+  const std::vector<T> weights = as<T>(p.weights), x = as<T>(p.nodes.x), g = as<T>(p.nodes.grad_out);
+  const mace::ElementLinearTables<T> cpu = tables_of(p, weights);
   ASSERT_EQ(mace::element_linear_table_error(p.paths.data(), cpu.n_paths, p.per_element, p.in_dim, p.out_dim), "");
   std::vector<T> out(kNodes * p.out_dim, T(0)), grad_x(x.size(), T(0));
-  const mace::NodesByElement nodes = mace::group_by_element(p.species.data(), kNodes, kElements);
+  const mace::NodesByElement nodes = mace::group_by_element(p.nodes.species.data(), kNodes, kElements);
   mace::element_linear_cpu(cpu, x.data(), nodes, 0, kNodes, out.data());
   const std::vector<T> transposed = mace::element_linear_transposed(cpu);
   mace::element_linear_backward_cpu(cpu, transposed.data(), g.data(), nodes, 0, kNodes, grad_x.data());
@@ -75,7 +81,7 @@ void gpu_equals_cpu(int64_t mul, double tolerance) {
   gpu.weights = d_weights.ptr;
   gpu.paths = d_paths.ptr;
   expect_gpu_equals_cpu(
-      p.species, kElements, p.out_dim, out, grad_x, tolerance, ", mul " + std::to_string(mul),
+      p.nodes.species, kElements, p.out_dim, out, grad_x, tolerance, ", mul " + std::to_string(mul),
       [&](const int64_t* species, T* result) {
         mace::element_linear_cuda(gpu, d_x.ptr, species, kNodes, result, nullptr);
       },

@@ -27,9 +27,9 @@ const int64_t kIrrepDims[] = {1, 3, 5, 7};
 
 struct Problem {
   std::vector<int32_t> monomials, term_offsets{0}, term_outputs;
-  std::vector<double> coefficients, x, grad_out;
-  std::vector<int64_t> species;
+  std::vector<double> coefficients;
   int64_t channels = 0;
+  RandomNodes nodes;
 };
 
 Problem make_problem(int64_t channels) {
@@ -48,16 +48,14 @@ Problem make_problem(int64_t channels) {
         p.term_offsets.push_back(static_cast<int32_t>(p.term_outputs.size()));
       }
   fill_uniform(p.coefficients, kElements * p.term_outputs.size() * channels, rng);
-  fill_uniform(p.x, kNodes * channels * kComponents, rng);
-  fill_uniform(p.grad_out, kNodes * channels * 16, rng);
-  for (int64_t n = 0; n < kNodes; ++n) p.species.push_back(static_cast<int64_t>(rng() % kElements));
+  p.nodes = random_nodes(rng, kNodes, kElements, channels * kComponents, channels * 16);
   return p;
 }
 
 template <class T>
 void gpu_equals_cpu(int64_t channels, double tolerance) {
   const Problem p = make_problem(channels);
-  const std::vector<T> coefficients = as<T>(p.coefficients), x = as<T>(p.x), g = as<T>(p.grad_out);
+  const std::vector<T> coefficients = as<T>(p.coefficients), x = as<T>(p.nodes.x), g = as<T>(p.nodes.grad_out);
   mace::SymmetricContractionTables<T> cpu;
   cpu.coefficients = coefficients.data();
   cpu.monomials = p.monomials.data();
@@ -75,7 +73,7 @@ void gpu_equals_cpu(int64_t channels, double tolerance) {
             "");
   const int64_t row = cpu.outputs.row;
   std::vector<T> out(kNodes * row), grad_x(x.size());
-  const mace::NodesByElement nodes = mace::group_by_element(p.species.data(), kNodes, kElements);
+  const mace::NodesByElement nodes = mace::group_by_element(p.nodes.species.data(), kNodes, kElements);
   const int64_t blocks = mace::channel_blocks<T>(channels);
   mace::symmetric_contraction_cpu(cpu, x.data(), nodes, 0, blocks, out.data());
   mace::symmetric_contraction_backward_cpu(cpu, g.data(), x.data(), nodes, 0, blocks, grad_x.data());
@@ -88,7 +86,7 @@ void gpu_equals_cpu(int64_t channels, double tolerance) {
   gpu.term_offsets = d_offsets.ptr;
   gpu.term_outputs = d_outputs.ptr;
   expect_gpu_equals_cpu(
-      p.species, kElements, row, out, grad_x, tolerance, ", " + std::to_string(channels) + " channels",
+      p.nodes.species, kElements, row, out, grad_x, tolerance, ", " + std::to_string(channels) + " channels",
       [&](const int64_t* species, T* result) {
         mace::symmetric_contraction_cuda(gpu, d_x.ptr, species, kNodes, result, nullptr);
       },
