@@ -76,15 +76,8 @@ struct Lattice {
   std::vector<int> receivers, offsets, senders;
 
   models::AtomGraph graph() const {
-    models::AtomGraph g;
-    g.n_owned = n_owned;
-    g.n_halo = halo_owner.size();
-    g.positions = x.data();
-    g.species = species.data();
-    g.n_receivers = receivers.size();
-    g.receivers = receivers.data();
-    g.offsets = offsets.data();
-    g.senders = senders.data();
+    models::AtomGraph g =
+        models::csr_graph(n_owned, halo_owner.size(), x.data(), species.data(), receivers, offsets, senders);
     g.topology_generation = 1;  // one topology for the whole run: uploaded once
     return g;
   }

@@ -26,6 +26,20 @@ void ModelOutputs::reset(std::size_t n_rows, const OutputRequest& request, bool 
   virial_rows.assign(request.virial_rows ? n_rows * 6 : 0, 0.0);
 }
 
+AtomGraph csr_graph(std::size_t n_owned, std::size_t n_halo, const double* positions, const int* species,
+                    const std::vector<int>& receivers, const std::vector<int>& offsets, const std::vector<int>& senders) {
+  AtomGraph g;
+  g.n_owned = n_owned;
+  g.n_halo = n_halo;
+  g.positions = positions;
+  g.species = species;
+  g.n_receivers = receivers.size();
+  g.receivers = receivers.data();
+  g.offsets = offsets.data();
+  g.senders = senders.data();
+  return g;
+}
+
 void throw_no_cuda(const std::string& architecture) {
   throw Error(model_error_id::device, "", "architecture '" + architecture + "' was asked for on cuda, but this build has no CUDA",
               "configure with -DDISTSPEC_ENABLE_CUDA=ON (needs nvcc), or run on the cpu");

@@ -74,6 +74,12 @@ struct AtomGraph {
   std::size_t n_rows() const { return n_owned + n_halo; }
 };
 
+// A graph of n_owned + n_halo rows (positions, species) and its CSR edges j -> i; the other
+// fields keep their defaults, for the host to set where it has them (charges, cell, edge list).
+// The graph points into the arrays: they must outlive it.
+AtomGraph csr_graph(std::size_t n_owned, std::size_t n_halo, const double* positions, const int* species,
+                    const std::vector<int>& receivers, const std::vector<int>& offsets, const std::vector<int>& senders);
+
 struct OutputRequest {
   bool energy_rows = false;  // per-atom energy
   bool virial = false;       // global virial
@@ -179,6 +185,15 @@ struct ModelInfo {
 
 // Throws distspec::Error (model.device): a model was asked for on cuda in a build without CUDA.
 [[noreturn]] void throw_no_cuda(const std::string& architecture);
+
+// Whether this build has the models' CUDA variants (configured with DISTSPEC_ENABLE_CUDA). Without
+// them a model's make_cuda_model is declared but defined nowhere: name it only in the branch of
+// an `if constexpr (kCudaBuild)`, which a build without CUDA discards (and so links nothing).
+#ifdef DISTSPEC_WITH_CUDA
+inline constexpr bool kCudaBuild = true;
+#else
+inline constexpr bool kCudaBuild = false;
+#endif
 
 class Model {
  public:

@@ -215,4 +215,10 @@ void check_file_spec(const ModelFile& file, void (*check)(const MLIPSpec&)) {
   }
 }
 
+void require_inline_parameters(const ModelFile& file, const std::string& architecture) {
+  if (!file.parameters_file.empty())
+    fail_value("/parameters_file", "architecture '" + architecture + "' takes its parameters inline",
+               "put them under \"parameters\"");
+}
+
 }  // namespace distspec::models

@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "distspec/error.h"
 #include "distspec/spec/mlip_spec.h"
 #include "models/json_fields.h"
 #include "models/model.h"
@@ -109,5 +110,21 @@ ModelInfo info_from(const ModelFile& file);
 // Runs an architecture's spec rule `check` on the file's spec. Its errors name the spec file, or,
 // for a spec inline in the model file, point under /spec (the caller adds the model file).
 void check_file_spec(const ModelFile& file, void (*check)(const MLIPSpec&));
+
+// Throws (pointer /parameters_file) for a file that names a parameters file: `architecture`
+// takes its parameters inline.
+void require_inline_parameters(const ModelFile& file, const std::string& architecture);
+
+// Runs `read` (an architecture's reading of its file) and gives its errors that name no file the
+// model file's path; errors in a file it reads (a potential file, a spec file) keep theirs.
+template <class Read>
+auto with_model_file_errors(const ModelFile& file, Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const Error& e) {
+    if (!e.file().empty()) throw;
+    throw e.with_file(file.path);
+  }
+}
 
 }  // namespace distspec::models

@@ -135,15 +135,8 @@ PeriodicGraph::PeriodicGraph(const Crystal& crystal, double cutoff, double skin)
 }
 
 models::AtomGraph PeriodicGraph::graph() const {
-  models::AtomGraph g;
-  g.n_owned = n_owned_;
-  g.n_halo = n_rows() - n_owned_;
-  g.positions = x_.data();
-  g.species = species_.data();
-  g.n_receivers = receivers_.size();
-  g.receivers = receivers_.data();
-  g.offsets = offsets_.data();
-  g.senders = senders_.data();
+  models::AtomGraph g =
+      models::csr_graph(n_owned_, n_rows() - n_owned_, x_.data(), species_.data(), receivers_, offsets_, senders_);
   g.edge_list = edge_list_;
   g.newton_on_ends = newton_on_ends_.empty() ? nullptr : newton_on_ends_.data();
   return g;

@@ -181,11 +181,8 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   info.plain_input_rows = true;  // nvalchemi's spec promotes nothing: no op reads wrapped inputs
   Tables tables = load_tables(file);
   if (device == Device::cuda) {
-#ifdef DISTSPEC_WITH_CUDA
-    return make_cuda_model(std::move(info), std::move(tables));
-#else
+    if constexpr (kCudaBuild) return make_cuda_model(std::move(info), std::move(tables));
     throw_no_cuda("dftd3");
-#endif
   }
   return std::make_unique<DFTD3Model>(std::move(info), std::move(tables));
 }

@@ -152,11 +152,8 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   Tables tables = load_tables(file);
   info.element_masses = tables.masses;
   if (device == Device::cuda) {
-#ifdef DISTSPEC_WITH_CUDA
-    return make_cuda_model(std::move(info), std::move(tables));
-#else
+    if constexpr (kCudaBuild) return make_cuda_model(std::move(info), std::move(tables));
     throw_no_cuda("eam");
-#endif
   }
   // The CPU kernels take half lists. newton off's, where every rank sees all pairs of its owned
   // atoms: rho is then complete on owned rows, and a step needs one exchange (F'), against

@@ -155,23 +155,17 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   ModelInfo info = info_from(file);
   info.ops = {kEnergyForcesOp, kEnergyForcesVirialOp};
-  try {
-    if (!file.parameters_file.empty())
-      fail_value("/parameters_file", "architecture 'lj' takes its parameters inline", "put them under \"parameters\"");
+  return with_model_file_errors(file, [&]() -> std::unique_ptr<Model> {
+    require_inline_parameters(file, "lj");
     Params params = parse_params(file.parameters, file.elements, file.cutoff);
     if (device == Device::cuda) {
-#ifdef DISTSPEC_WITH_CUDA
-      return make_cuda_model(std::move(info), std::move(params));
-#else
+      if constexpr (kCudaBuild) return make_cuda_model(std::move(info), std::move(params));
       throw_no_cuda("lj");
-#endif
     }
     // The CPU kernel takes LAMMPS' half lists, as lj/cut does (the CUDA one walks full lists).
     info.half_list = EdgeList::half_newton_on;
     return std::make_unique<LJModel>(std::move(info), std::move(params));
-  } catch (const Error& e) {
-    throw e.with_file(file.path);
-  }
+  });
 }
 
 }  // namespace distspec::models::lj

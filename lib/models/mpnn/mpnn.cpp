@@ -200,23 +200,16 @@ Params parse_params(const Json& parameters, const std::vector<std::string>& elem
 std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   ModelInfo info = info_from(file);
   info.forces_on_halo_rows = true;
-  try {
-    if (!file.parameters_file.empty())
-      fail_value("/parameters_file", "architecture 'mpnn' takes its parameters inline",
-                 "put them under \"parameters\"");
+  return with_model_file_errors(file, [&]() -> std::unique_ptr<Model> {
+    require_inline_parameters(file, "mpnn");
     Params params = parse_params(file.parameters, file.elements, file.cutoff);
     if (!file.precision.empty()) params.precision = file.precision == "fp32" ? Precision::fp32 : Precision::fp64;
     if (device == Device::cuda) {
-#ifdef DISTSPEC_WITH_CUDA
-      return make_cuda_model(std::move(info), std::move(params));
-#else
+      if constexpr (kCudaBuild) return make_cuda_model(std::move(info), std::move(params));
       throw_no_cuda("mpnn");
-#endif
     }
     return make_model(std::move(info), std::move(params));
-  } catch (const Error& e) {
-    throw e.with_file(file.path);
-  }
+  });
 }
 
 }  // namespace distspec::models::mpnn
