@@ -23,14 +23,9 @@
 // them first with halo_refresh (ops_halo.h).
 #pragma once
 
-#include "distspec/tensor/tape.h"
-#include "distspec/util/span.h"
+#include "models/mpnn/ops_tape.h"
 
 namespace distspec::models::mpnn {
-
-using tensor::Tape;
-using tensor::Tensor;
-using tensor::Var;
 
 template <class T>
 Var<T> cfconv(Tape& tape, const Var<T>& h, const Var<T>& radial, const Var<T>& cutoff, const Tensor<T>& weight,

@@ -3,14 +3,9 @@
 // rounded, and the coordinate gradient (the forces) is accumulated in fp64.
 #pragma once
 
-#include "distspec/tensor/tape.h"
-#include "distspec/util/span.h"
+#include "models/mpnn/ops_tape.h"
 
 namespace distspec::models::mpnn {
-
-using tensor::Tape;
-using tensor::Tensor;
-using tensor::Var;
 
 // Edge e runs from row sender[e] to row receiver[e]; its vector is
 //   v[e] = x[receiver[e]] - x[sender[e]]          x (n_rows x 3), v (n_edges x 3)

@@ -2,13 +2,9 @@
 // features, and the cosine cutoff that takes them smoothly to zero at the cutoff.
 #pragma once
 
-#include "distspec/tensor/tape.h"
+#include "models/mpnn/ops_tape.h"
 
 namespace distspec::models::mpnn {
-
-using tensor::Tape;
-using tensor::Tensor;
-using tensor::Var;
 
 struct RadialBasis {
   enum class Kind { gaussian, bessel };
