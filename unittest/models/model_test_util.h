@@ -188,4 +188,20 @@ inline std::array<double, 6> fd_virial(models::Model& model, const PeriodicGraph
   return w;
 }
 
+// A run's virial equals the strain derivative of the energy (fd_virial, step 1e-6) to `tolerance`
+// relative to max(1, |W|); its owned rows' per-atom virials add up to it to `sum_tolerance`, and
+// its halo rows hold none.
+inline void expect_virial_is_strain_derivative(models::Model& model, const PeriodicGraph& g,
+                                               const DistributionSpec& spec, double tolerance, double sum_tolerance) {
+  const ModelRun run = run_model(model, g, spec);
+  const std::array<double, 6> ref = fd_virial(model, g, spec, 1e-6);
+  for (int c = 0; c < 6; ++c) EXPECT_NEAR(run.out.virial[c], ref[c], tolerance * std::max(1.0, std::abs(ref[c]))) << c;
+  for (int c = 0; c < 6; ++c) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < g.n_owned(); ++i) sum += run.out.virial_rows[6 * i + c];
+    EXPECT_NEAR(sum, run.out.virial[c], sum_tolerance);
+  }
+  for (std::size_t v = 6 * g.n_owned(); v < run.out.virial_rows.size(); ++v) EXPECT_EQ(run.out.virial_rows[v], 0.0);
+}
+
 }  // namespace distspec::test

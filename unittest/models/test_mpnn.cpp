@@ -19,6 +19,7 @@
 #include "expanded_graph.h"
 #include "model_test_util.h"
 #include "mpnn_test_network.h"
+#include "recording_halo.h"
 #include "distspec/util/threads.h"
 #include "models/mpnn/mpnn.h"
 
@@ -102,14 +103,22 @@ struct DerivativeCase {
 
 void PrintTo(const DerivativeCase& c, std::ostream* os) { *os << c.name; }
 
-class MpnnDerivatives : public ::testing::TestWithParam<DerivativeCase> {};
+// The case's network on its test crystal under the halo spec, and one run of it.
+class MpnnDerivatives : public ::testing::TestWithParam<DerivativeCase> {
+ protected:
+  MpnnDerivatives()
+      : model(make(test_model(GetParam().net))),
+        g(test_crystal(GetParam().net.species), GetParam().net.cutoff, kSkin),
+        spec(halo_spec()),
+        run(run_model(*model, g, spec)) {}
+
+  std::unique_ptr<Model> model;
+  const PeriodicGraph g;
+  const DistributionSpec spec;
+  const ModelRun run;
+};
 
 TEST_P(MpnnDerivatives, ForcesAreMinusTheEnergyGradient) {
-  const Net& net = GetParam().net;
-  auto model = make(test_model(net));
-  const PeriodicGraph g(test_crystal(net.species), net.cutoff, kSkin);
-  const DistributionSpec spec = halo_spec();
-  const auto run = run_model(*model, g, spec);
   const std::vector<double> forces = fold(g, run.out.forces, 3);
   double worst = 0.0;
   for (std::size_t i : {0u, 7u, 19u, 31u})
@@ -123,11 +132,6 @@ TEST_P(MpnnDerivatives, ForcesAreMinusTheEnergyGradient) {
 }
 
 TEST_P(MpnnDerivatives, VirialIsMinusTheStrainDerivative) {
-  const Net& net = GetParam().net;
-  auto model = make(test_model(net));
-  const PeriodicGraph g(test_crystal(net.species), net.cutoff, kSkin);
-  const DistributionSpec spec = halo_spec();
-  const auto run = run_model(*model, g, spec);
   const std::array<double, 6> fd = fd_virial(*model, g, spec, 1e-6);
   double worst = 0.0;
   for (int c = 0; c < 6; ++c) {
@@ -186,45 +190,10 @@ TEST(Mpnn, Fp32AgreesWithFp64) {
 // ---------------------------------------------------------------------------------------------
 // Exchanges
 
-// An IndexedHaloExchange that counts what is asked of it.
-class CountingHalo final : public HaloExchange {
- public:
-  explicit CountingHalo(IndexedHaloExchange inner) : inner_(std::move(inner)) {}
-
-  std::size_t n_owned() const override { return inner_.n_owned(); }
-  std::size_t n_halo() const override { return inner_.n_halo(); }
-  int n_ranks() const override { return 1; }
-  void forward(Rows<double> rows) override {
-    ++forward_calls;
-    inner_.forward(rows);
-  }
-  void forward(Rows<float> rows) override {
-    ++forward_calls;
-    inner_.forward(rows);
-  }
-  void reverse(Rows<double> rows) override {
-    ++reverse_calls;
-    inner_.reverse(rows);
-  }
-  void reverse(Rows<float> rows) override {
-    ++reverse_calls;
-    inner_.reverse(rows);
-  }
-  void all_reduce_sum(double* values, std::size_t n) override {
-    ++all_reduce_calls;
-    inner_.all_reduce_sum(values, n);
-  }
-
-  int forward_calls = 0;
-  int reverse_calls = 0;
-  int all_reduce_calls = 0;
-
- private:
-  IndexedHaloExchange inner_;
-};
-
+// The model's run on one rank, with `halo` (a RecordingHalo of that rank: ranks 1) logging what
+// is asked of it.
 ModelOutputs run_counted(Model& model, const models::AtomGraph& graph, const DistributionSpec& spec,
-                         CountingHalo& halo) {
+                         RecordingHalo& halo) {
   Dispatcher dispatch(spec, Device::cpu, model.info().ops, 1);
   dispatch.attach(halo);
   ModelOutputs out;
@@ -265,11 +234,11 @@ TEST(Mpnn, AStepMakesLMinusOneForwardAndLMinusOneReverseExchanges) {
       EXPECT_EQ(model->info().halo_feature_reads, layers - 1);
       const Crystal crystal = test_crystal();
       const PeriodicGraph g(crystal, net.cutoff, kSkin);
-      CountingHalo halo(g.halo_exchange());
+      RecordingHalo halo(g.halo_exchange(), 1);
       const ModelOutputs per_layer = run_counted(*model, g.graph(), halo_spec(), halo);
-      EXPECT_EQ(halo.forward_calls, layers - 1) << layers << " layers, " << precision;
-      EXPECT_EQ(halo.reverse_calls, layers - 1) << layers << " layers, " << precision;
-      EXPECT_EQ(halo.all_reduce_calls, 0);
+      EXPECT_EQ(halo.count("forward"), layers - 1) << layers << " layers, " << precision;
+      EXPECT_EQ(halo.count("reverse"), layers - 1) << layers << " layers, " << precision;
+      EXPECT_EQ(halo.count("all_reduce"), 0);
 
       const ExpandedRun expanded = run_expanded(*model, crystal, net);
       const double tol = std::string(precision) == "fp64" ? 1e-10 : 1e-4;
@@ -284,11 +253,11 @@ TEST(Mpnn, AStepMakesLMinusOneForwardAndLMinusOneReverseExchanges) {
 // collectives): which exchanges run depends on the layer count, never on the data.
 TEST(Mpnn, AnEmptySubdomainTakesPartInEveryExchange) {
   auto model = make(test_model(Net{}));
-  CountingHalo halo(IndexedHaloExchange(0, {}));
+  RecordingHalo halo(IndexedHaloExchange(0, {}), 1);
   const ModelOutputs out = run_counted(*model, models::AtomGraph{}, halo_spec(), halo);
   EXPECT_EQ(out.energy, 0.0);
-  EXPECT_EQ(halo.forward_calls, 2);
-  EXPECT_EQ(halo.reverse_calls, 2);
+  EXPECT_EQ(halo.count("forward"), 2);
+  EXPECT_EQ(halo.count("reverse"), 2);
 }
 
 TEST(Mpnn, AnEnergyOnlyStepMakesNoReversePass) {
@@ -351,9 +320,9 @@ TEST(Mpnn, LocalGatherModeReadsStaleHaloRowsAndGetsAnotherEnergy) {
   // host can detect (e.g. by comparing against one rank, or the expanded strategy).
   auto model = make(test_model(Net{}));
   const PeriodicGraph g(test_crystal(), 4.0, kSkin);
-  CountingHalo halo(g.halo_exchange());
+  RecordingHalo halo(g.halo_exchange(), 1);
   const double local = run_counted(*model, g.graph(), spec_with_gather_mode("local"), halo).energy;
-  EXPECT_EQ(halo.forward_calls + halo.reverse_calls, 0);
+  EXPECT_EQ(halo.count("forward") + halo.count("reverse"), 0);
   const double halo_read = run_counted(*model, g.graph(), halo_spec(), halo).energy;
   std::printf("[   info   ] E(halo_read) = %.6f eV, E(local) = %.6f eV\n", halo_read, local);
   EXPECT_GT(std::abs(local - halo_read), 1e-3 * std::abs(halo_read));

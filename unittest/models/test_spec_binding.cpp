@@ -28,6 +28,17 @@ models::ModelInfo model_info(const std::string& model_file) {
   return models::make_model(file)->info();
 }
 
+// The error check_adapted_ops throws for the spec and the model (a test failure when it throws none).
+Error adapted_ops_error(const MLIPSpec& spec, const models::ModelInfo& info, const models::BindingSources& sources) {
+  try {
+    models::check_adapted_ops(spec, info, sources);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "the spec was accepted for model " << sources.model_file;
+  return Error("", "", "");
+}
+
 TEST(SpecBinding, NvalchemisOwnSpecsBindToTheModelsDistspecHas) {
   const models::ModelInfo ewald = model_info("nacl_ewald.json");
   EXPECT_NO_THROW(models::check_adapted_ops(read_mlip_spec_file(wheel_spec("model_ewald_halo.json")), ewald,
@@ -39,18 +50,14 @@ TEST(SpecBinding, NvalchemisOwnSpecsBindToTheModelsDistspecHas) {
 
 TEST(SpecBinding, AnotherModelsSpecIsRefusedWithItsPointer) {
   const models::ModelInfo lj = model_info("lj_argon.json");
-  try {
-    models::check_adapted_ops(read_mlip_spec_file(wheel_spec("model_ewald_halo.json")), lj,
-                              {"lj_argon.json", "specs/model_ewald_halo.json"});
-    FAIL() << "the Ewald spec was accepted for an LJ model";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.file(), "specs/model_ewald_halo.json");
-    EXPECT_EQ(e.pointer(), "/core/custom_ops/0/op");
-    EXPECT_EQ(e.message(), "the spec adapts op 'alchemiops::_ewald_compute_partial_structure_factors', which model "
-                           "lj_argon.json (lj) never calls (it calls: nvalchemi::lj_energy_forces_batch, "
-                           "nvalchemi::lj_energy_forces_virial_batch)");
-    EXPECT_EQ(e.hint(), "use the spec written for this model");
-  }
+  const Error e = adapted_ops_error(read_mlip_spec_file(wheel_spec("model_ewald_halo.json")), lj,
+                                    {"lj_argon.json", "specs/model_ewald_halo.json"});
+  EXPECT_EQ(e.file(), "specs/model_ewald_halo.json");
+  EXPECT_EQ(e.pointer(), "/core/custom_ops/0/op");
+  EXPECT_EQ(e.message(), "the spec adapts op 'alchemiops::_ewald_compute_partial_structure_factors', which model "
+                         "lj_argon.json (lj) never calls (it calls: nvalchemi::lj_energy_forces_batch, "
+                         "nvalchemi::lj_energy_forces_virial_batch)");
+  EXPECT_EQ(e.hint(), "use the spec written for this model");
 }
 
 TEST(SpecBinding, AnInlineSpecIsReportedInsideTheModelFile) {
@@ -58,14 +65,10 @@ TEST(SpecBinding, AnInlineSpecIsReportedInsideTheModelFile) {
   info.architecture = "lj";
   MLIPSpec spec;
   spec.core.custom_ops = {OpAdapter("acme::magic")};
-  try {
-    models::check_adapted_ops(spec, info, {"model.json", "inline"});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.file(), "model.json");
-    EXPECT_EQ(e.pointer(), "/spec/core/custom_ops/0/op");
-    EXPECT_NE(e.message().find("(it calls: no op through the dispatcher)"), std::string::npos) << e.message();
-  }
+  const Error e = adapted_ops_error(spec, info, {"model.json", "inline"});
+  EXPECT_EQ(e.file(), "model.json");
+  EXPECT_EQ(e.pointer(), "/spec/core/custom_ops/0/op");
+  EXPECT_NE(e.message().find("(it calls: no op through the dispatcher)"), std::string::npos) << e.message();
 }
 
 // An accelerated graph (ModelInfo::opaque_ops: kernels it calls outside the dispatcher) and its
@@ -92,32 +95,24 @@ TEST(SpecBinding, NvalchemisCueqMaceSpecBindsUnmodifiedToAGraphOfItsKernels) {
 TEST(SpecBinding, AListedKernelThatNoLoadedLibraryProvidesIsRefused) {
   models::ModelInfo info = cueq_mace_graph();
   info.family_ops.pop_back();  // indexed_linear_C: neither called nor loaded
-  try {
-    models::check_adapted_ops(read_mlip_spec_file(wheel_spec("model_mace_cueq_base.json")), info,
-                              {"mace.json", "model_mace_cueq_base.json"});
-    FAIL() << "a spec op that no kernel provides was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.pointer(), "/core/custom_ops/5/op");
-    EXPECT_NE(e.message().find("'cuequivariance::indexed_linear_C'"), std::string::npos) << e.message();
-  }
+  const Error e = adapted_ops_error(read_mlip_spec_file(wheel_spec("model_mace_cueq_base.json")), info,
+                                    {"mace.json", "model_mace_cueq_base.json"});
+  EXPECT_EQ(e.pointer(), "/core/custom_ops/5/op");
+  EXPECT_NE(e.message().find("'cuequivariance::indexed_linear_C'"), std::string::npos) << e.message();
 }
 
 TEST(SpecBinding, AGraphKernelTheSpecDoesNotListIsRefused) {
   // The plain MACE spec, for a graph built with cuEquivariance's kernels.
-  try {
-    models::check_adapted_ops(read_mlip_spec_file(wheel_spec("model_mace.json")), cueq_mace_graph(),
-                              {"mace.json", "model_mace.json"});
-    FAIL() << "a graph calling kernels its spec does not list was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.file(), "model_mace.json");
-    EXPECT_EQ(e.pointer(), "/core/custom_ops");
-    EXPECT_EQ(e.message(), "model mace.json calls op 'cuequivariance::fused_tensor_product' (an accelerator's "
-                           "kernel), which the spec does not list");
-    EXPECT_NE(e.hint().find("{\"op\": \"cuequivariance::fused_tensor_product\", \"arg_transforms\": {}, "
-                            "\"output_transforms\": {}}"),
-              std::string::npos)
-        << e.hint();
-  }
+  const Error e = adapted_ops_error(read_mlip_spec_file(wheel_spec("model_mace.json")), cueq_mace_graph(),
+                                    {"mace.json", "model_mace.json"});
+  EXPECT_EQ(e.file(), "model_mace.json");
+  EXPECT_EQ(e.pointer(), "/core/custom_ops");
+  EXPECT_EQ(e.message(), "model mace.json calls op 'cuequivariance::fused_tensor_product' (an accelerator's "
+                         "kernel), which the spec does not list");
+  EXPECT_NE(e.hint().find("{\"op\": \"cuequivariance::fused_tensor_product\", \"arg_transforms\": {}, "
+                          "\"output_transforms\": {}}"),
+            std::string::npos)
+      << e.hint();
 }
 
 // --- bind_model: every rule, with host facts handed in -------------------------------------------

@@ -2,6 +2,7 @@
 // of the data, as that many ranks holding the same partial would.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ class RecordingHalo final : public HaloExchange {
  public:
   RecordingHalo(std::size_t n_owned, std::vector<std::size_t> halo_owner, int ranks = 2)
       : inner_(n_owned, std::move(halo_owner)), ranks_(ranks) {}
+  RecordingHalo(IndexedHaloExchange inner, int ranks) : inner_(std::move(inner)), ranks_(ranks) {}
 
   std::size_t n_owned() const override { return inner_.n_owned(); }
   std::size_t n_halo() const override { return inner_.n_halo(); }
@@ -25,6 +27,9 @@ class RecordingHalo final : public HaloExchange {
     log.push_back("all_reduce");
     for (std::size_t i = 0; i < n; ++i) v[i] *= ranks_;
   }
+
+  // How many of the logged collectives are `what` ("forward", "reverse", "all_reduce").
+  int count(const std::string& what) const { return static_cast<int>(std::count(log.begin(), log.end(), what)); }
 
   std::vector<std::string> log;
 
