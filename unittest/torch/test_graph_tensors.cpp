@@ -46,14 +46,7 @@ struct RandomGraph {
       }
       offsets.push_back(static_cast<int>(senders.size()));
     }
-    graph.n_owned = 20;
-    graph.n_halo = 15;
-    graph.positions = x.data();
-    graph.species = species.data();
-    graph.n_receivers = receivers.size();
-    graph.receivers = receivers.data();
-    graph.offsets = offsets.data();
-    graph.senders = senders.data();
+    graph = models::csr_graph(20, 15, x.data(), species.data(), receivers, offsets, senders);
   }
 };
 

@@ -444,15 +444,7 @@ class TorchModel final : public Model {
     const std::vector<double> x{0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 2.0};
     const std::vector<int> species(5, 0), receivers{0, 1, 2}, offsets{0, 4, 8, 12},
         senders{1, 2, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4};
-    AtomGraph graph;
-    graph.n_owned = 3;
-    graph.n_halo = 2;
-    graph.positions = x.data();
-    graph.species = species.data();
-    graph.n_receivers = receivers.size();
-    graph.receivers = receivers.data();
-    graph.offsets = offsets.data();
-    graph.senders = senders.data();
+    const AtomGraph graph = csr_graph(3, 2, x.data(), species.data(), receivers, offsets, senders);
     DistributionSpec spec;
     spec.policy = StoragePolicy("halo");
     Dispatcher dispatch(spec, device_, {}, 1, HaloStrategy::per_layer, OpRegistry{});
