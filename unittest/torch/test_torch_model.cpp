@@ -157,6 +157,18 @@ fs::path write_model_file(const fs::path& dir, const Json& params, const std::st
   return dir / name;
 }
 
+// The model file of the TorchScript module `name`, saved in `dir` as `graph`, whose forward takes
+// the contract's seven inputs and runs `body` (the plugin's op namespaces resolved).
+fs::path scripted_model_file(const fs::path& dir, const std::string& name, const std::string& graph,
+                             const std::string& body,
+                             const std::vector<std::string>& namespaces = {"nvalchemi", "distspec"}) {
+  torch::jit::Module m(name);
+  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n" + body,
+           op_namespace_resolver(namespaces));
+  m.save((dir / graph).string());
+  return write_model_file(dir, parameters(graph));
+}
+
 models::ModelFile read(const fs::path& model_file) { return models::read_model_file(model_file.string()); }
 
 std::unique_ptr<models::Model> saved_model(const std::string& forward = kForwardWithVirials) {
@@ -526,12 +538,8 @@ TEST(TorchModelErrors, AGraphWhoseInputsAreNotTheContract) {
 
 TEST(TorchModelErrors, AGraphWhoseOutputsAreNotTheContract) {
   const fs::path dir = scratch();
-  torch::jit::Module m("Wrong");
-  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
-           "    return positions * 2.0\n");
-  m.save((dir / "toy.pt").string());
   // Reported when the model is loaded: a probe call on a small graph checks the outputs.
-  const fs::path file = write_model_file(dir, parameters("toy.pt"));
+  const fs::path file = scripted_model_file(dir, "Wrong", "toy.pt", "    return positions * 2.0\n");
   const Error e = error_of([&] { models::make_model(read(file)); });
   EXPECT_EQ(e.file(), file.string());
   EXPECT_EQ(e.message(), "graph " + (dir / "toy.pt").string() +
@@ -557,12 +565,10 @@ TEST(TorchModelErrors, AGraphThatRejectsItsInputs) {
 // reports the graph's own words, not the header of TorchScript's interpreter above them.
 TEST(TorchModelErrors, ACheckTheGraphRaises) {
   const fs::path dir = scratch();
-  torch::jit::Module m("Checked");
-  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
-           "    assert positions.size(0) <= 3, 'an atom has more neighbours than the graph takes'\n"
-           "    return (positions * positions).sum(1)\n");
-  m.save((dir / "checked.pt").string());
-  const fs::path file = write_model_file(dir, parameters("checked.pt"));
+  const fs::path file = scripted_model_file(dir, "Checked", "checked.pt",
+                                            "    assert positions.size(0) <= 3, 'an atom has more neighbours than the "
+                                            "graph takes'\n"
+                                            "    return (positions * positions).sum(1)\n");
   const Error e = error_of([&] { models::make_model(read(file)); });
   EXPECT_EQ(e.file(), file.string());
   const std::string failed = "graph " + (dir / "checked.pt").string() + " failed: ";
@@ -577,12 +583,9 @@ TEST(TorchModelErrors, ACheckTheGraphRaises) {
 TEST(TorchModelErrors, AnOpsOwnErrorNamesTheModelFile) {
   models::torch_kind::register_halo_ops();
   const fs::path dir = scratch();
-  torch::jit::Module m("Misrouted");
-  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
-           "    return nvalchemi.halo_forward_static(positions, si, rd, rr, n_owned + 1, 1).sum(1)\n",
-           op_namespace_resolver());
-  m.save((dir / "toy.pt").string());
-  const fs::path file = write_model_file(dir, parameters("toy.pt"));
+  const fs::path file =
+      scripted_model_file(dir, "Misrouted", "toy.pt",
+                          "    return nvalchemi.halo_forward_static(positions, si, rd, rr, n_owned + 1, 1).sum(1)\n");
   const Error e = error_of([&] { models::make_model(read(file)); });
   EXPECT_EQ(std::string(e.what()), file.string() + ": nvalchemi::halo_forward_static: n_owned is 4, but this "
                                    "step's rows are n_owned + n_halo = 3 + 2; pass the graph's n_owned input through");
@@ -590,17 +593,14 @@ TEST(TorchModelErrors, AnOpsOwnErrorNamesTheModelFile) {
 
 TEST(TorchModelErrors, AnOpNoKernelProvides) {
   const fs::path dir = scratch();
+  fs::path file;
   {
     // An op that exists while the graph is written, and is gone when it is loaded.
     torch::Library lib(torch::Library::FRAGMENT, "distspec_test", std::nullopt, __FILE__, __LINE__);
     lib.def("mystery(Tensor x) -> Tensor", [](const at::Tensor& x) { return x.clone(); });
-    torch::jit::Module m("Mystery");
-    m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
-             "    return distspec_test.mystery(positions).sum(1)\n",
-             op_namespace_resolver({"distspec_test"}));
-    m.save((dir / "toy.pt").string());
+    file = scripted_model_file(dir, "Mystery", "toy.pt", "    return distspec_test.mystery(positions).sum(1)\n",
+                               {"distspec_test"});
   }
-  const fs::path file = write_model_file(dir, parameters("toy.pt"));
   const Error e = error_of([&] { models::make_model(read(file)); });
   EXPECT_EQ(e.file(), file.string());
   EXPECT_EQ(e.message(), "graph " + (dir / "toy.pt").string() + " calls op 'distspec_test::mystery', which no loaded "
@@ -624,12 +624,10 @@ TEST(TorchModelErrors, PrecisionAndDeviceTheGraphWasNotMadeFor) {
 // it loads, not in the first step.
 TEST(TorchModelErrors, AGraphFixedToTheCpuAskedForCuda) {
   const fs::path dir = scratch();
-  torch::jit::Module m("FixedToTheCpu");
-  m.define("def forward(self, positions, species, edge_index, n_owned, si, rd, rr):\n"
-           "    zero = torch.zeros([1], dtype=positions.dtype, device=torch.device('cpu'))\n"
-           "    return (positions * positions).sum(1) + zero\n");
-  m.save((dir / "fixed.pt").string());
-  const fs::path file = write_model_file(dir, parameters("fixed.pt"));
+  const fs::path file =
+      scripted_model_file(dir, "FixedToTheCpu", "fixed.pt",
+                          "    zero = torch.zeros([1], dtype=positions.dtype, device=torch.device('cpu'))\n"
+                          "    return (positions * positions).sum(1) + zero\n");
   EXPECT_NO_THROW(models::make_model(read(file), Device::cpu));
   const Error cuda = error_of([&] { models::make_model(read(file), Device::cuda); });
   EXPECT_EQ(cuda.id(), "model.device");
