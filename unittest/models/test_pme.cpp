@@ -200,18 +200,7 @@ TEST(Pme, VirialDiagonalOfANeutralSystem) {
 }
 
 TEST(Pme, ThreadsGiveTheOneThreadOutputs) {
-  Crystal c = rock_salt(5.64, 3);
-  jiggle(c, 0.2, 9);
-  const models::ModelFile file = pme_file(Json{{"alpha", 0.35}, {"mesh", {24, 24, 24}}}, 5.5);
-  auto model = models::make_model(file);
-  const ChargedGraph g(c, rock_salt_charges(c, 1.0), file.cutoff);
-  const models::ModelOutputs one = compute(*model, g, file.spec.core);
-  for (int threads : {2, 3}) {
-    SCOPED_TRACE(std::to_string(threads) + " threads");
-    models::OutputRequest request{true, true, true};
-    request.threads = threads;
-    expect_outputs_close(one, compute(*model, g, file.spec.core, nullptr, request), 1e-12);
-  }
+  expect_charged_threads_match_one_thread(pme_file(Json{{"alpha", 0.35}, {"mesh", {24, 24, 24}}}, 5.5));
 }
 
 // Under the spec the spread sums each owned row once: the same mesh as the kernel called on the

@@ -106,25 +106,8 @@ Params parse_params(const Json& parameters, const std::string& units, int n_spec
   p.cutoff = cutoff;
   p.cutsq = cutoff * cutoff;
   // accuracy: kspace_style ewald's; alpha and kmax then default to LAMMPS' rule (ewald_accuracy.h).
-  const Json* accuracy = find_member(root, "accuracy");
-  if (accuracy) {
-    p.accuracy = expect_finite(*accuracy, "/parameters/accuracy");
-    if (p.accuracy <= 0.0)
-      fail_value("/parameters/accuracy", "expected a relative accuracy > 0, found " + accuracy->dump(),
-                 "the relative RMS force accuracy of kspace_style ewald ACC, e.g. 1e-5 (LAMMPS: \"KSpace accuracy must "
-                 "be > 0\")");
-    p.two_charge_force = two_charge_force_of(units);
-    p.accuracy_absolute = p.accuracy * p.two_charge_force;  // kspace.cpp: accuracy_relative * two_charge_force
-  }
   const std::string or_accuracy = " or give \"accuracy\" to derive it as kspace_style ewald ACC does";
-  const Json* alpha = accuracy ? find_member(root, "alpha")
-                               : &require_member(root, "alpha", "/parameters",
-                                                 "the splitting parameter, LAMMPS' g_ewald (kspace_modify gewald);" +
-                                                     or_accuracy);
-  if (alpha)
-    p.alpha = expect_positive(*alpha, "/parameters/alpha");
-  else
-    p.derive_alpha = true;
+  const Json* accuracy = parse_accuracy_and_alpha(root, units, "ewald", or_accuracy, p);
   const Json* kmax_value = accuracy ? find_member(root, "kmax")
                                     : &require_member(root, "kmax", "/parameters",
                                                       "[kx, ky, kz] as LAMMPS' kspace_modify kmax/ewald;" + or_accuracy);
@@ -166,25 +149,14 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   // nvalchemi's Ewald spec adapts its batched and slab-correction kernels too; a single
   // periodic system without a slab needs neither.
   info.family_ops = {kBatchStructureFactorsOp, kSlabMomentsOp, kBatchSlabMomentsOp};
-  info.reads_charges = true;
-  info.needs_periodic_cell = true;
-  try {
-    if (!file.parameters_file.empty())
-      fail_value("/parameters_file", "architecture 'ewald' takes its parameters inline", "put them under \"parameters\"");
-    Params params = parse_params(file.parameters, file.units, static_cast<int>(file.elements.size()), file.cutoff);
-    check_file_spec(file, check_spec);
+  return with_model_file_errors(file, [&]() -> std::unique_ptr<Model> {
+    const Params params = read_kspace_params(file, parse_params, check_spec, info);
     if (device == Device::cuda) {
-#ifdef DISTSPEC_WITH_CUDA
-      return make_cuda_model(std::move(info), params);
-#else
+      if constexpr (kCudaBuild) return make_cuda_model(std::move(info), params);
       throw_no_cuda("ewald");
-#endif
     }
     return std::make_unique<EwaldModel>(std::move(info), params);
-  } catch (const Error& e) {
-    if (!e.file().empty()) throw;
-    throw e.with_file(file.path);
-  }
+  });
 }
 
 }  // namespace distspec::models::ewald

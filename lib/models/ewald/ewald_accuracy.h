@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/ewald/ewald.h"
+#include "models/json_fields.h"
 #include "models/model.h"
 
 namespace distspec::models::ewald {
@@ -30,6 +31,35 @@ inline constexpr int kMaxKmax = 200;
 // LAMMPS kspace.cpp two_charge(): qqr2e qelectron^2 / angstrom^2 of a units style (update.cpp),
 // the force between two unit charges 1 Angstrom apart; accuracy = relative x this.
 double two_charge_force_of(const std::string& units);
+
+// A k-space model's (Ewald's, PME's) "accuracy", the relative RMS force accuracy of kspace_style
+// `style` ACC (LAMMPS: "ewald", "pppm"), and "alpha" (kspace_modify gewald), required without an
+// accuracy, into p.accuracy, two_charge_force, accuracy_absolute, alpha and derive_alpha. Returns
+// the accuracy member, or null. `or_accuracy` ends the hint of a missing value that an accuracy
+// would derive.
+template <class Params>
+const Json* parse_accuracy_and_alpha(const Json& root, const std::string& units, const std::string& style,
+                                     const std::string& or_accuracy, Params& p) {
+  const Json* accuracy = find_member(root, "accuracy");
+  if (accuracy) {
+    p.accuracy = expect_finite(*accuracy, "/parameters/accuracy");
+    if (p.accuracy <= 0.0)
+      fail_value("/parameters/accuracy", "expected a relative accuracy > 0, found " + accuracy->dump(),
+                 "the relative RMS force accuracy of kspace_style " + style +
+                     " ACC, e.g. 1e-5 (LAMMPS: \"KSpace accuracy must be > 0\")");
+    p.two_charge_force = two_charge_force_of(units);
+    p.accuracy_absolute = p.accuracy * p.two_charge_force;  // kspace.cpp: accuracy_relative * two_charge_force
+  }
+  const Json* alpha = accuracy ? find_member(root, "alpha")
+                               : &require_member(root, "alpha", "/parameters",
+                                                 "the splitting parameter, LAMMPS' g_ewald (kspace_modify gewald);" +
+                                                     or_accuracy);
+  if (alpha)
+    p.alpha = expect_positive(*alpha, "/parameters/alpha");
+  else
+    p.derive_alpha = true;
+  return accuracy;
+}
 
 // ewald.cpp rms(): the RMS k-space force error of k reciprocal cells along an edge of length prd.
 double kspace_rms(int k, double prd, double natoms, double q2, double g_ewald);

@@ -11,6 +11,7 @@
 #include "distspec/spec/mlip_spec.h"
 #include "models/ewald/ewald.h"
 #include "models/model.h"
+#include "models/model_file.h"
 
 namespace distspec::models::ewald {
 
@@ -33,6 +34,20 @@ struct GlobalSumOp {
 // `rule.op` does so; `missing` says what goes wrong without one, `hint` how to adapt it.
 void check_global_sum_adapter(const MLIPSpec& spec, const GlobalSumOp& rule, const std::string& missing,
                               const std::string& hint);
+
+// A k-space model's (Ewald's, PME's) reading of its file: the parameters, inline only, by the
+// model's `parse`, and the file's spec checked by `check_spec`. The model reads the host's charges
+// and sums over periodic images: `info` says so.
+template <class Params>
+Params read_kspace_params(const ModelFile& file, Params (*parse)(const Json&, const std::string&, int, double),
+                          void (*check_spec)(const MLIPSpec&), ModelInfo& info) {
+  info.reads_charges = true;
+  info.needs_periodic_cell = true;
+  require_inline_parameters(file, file.architecture);
+  Params params = parse(file.parameters, file.units, static_cast<int>(file.elements.size()), file.cutoff);
+  check_file_spec(file, check_spec);
+  return params;
+}
 
 // The k-vectors of a cell, recomputed only when the cell changes (fix npt, fix deform).
 class KVectors {

@@ -5,13 +5,19 @@
 
 namespace distspec::models::ewald {
 
+ChargedAtoms unpack_charged_atoms(const char* op, Span<const TensorRef> args, Device device) {
+  ChargedAtoms a;
+  a.n = args[0].rows;
+  a.x = expect_f64(op, "positions", 0, args[0], a.n, 3, false, device);
+  a.q = expect_f64(op, "charges", 1, args[1], a.n, 1, false, device);
+  return a;
+}
+
 KSpaceArgs unpack_kspace_args(const char* op, Span<const TensorRef> args, std::size_t n_args, Device device) {
   expect_count(op, "arguments", args.size(), n_args);
   KSpaceArgs a;
-  a.n = args[0].rows;
+  static_cast<ChargedAtoms&>(a) = unpack_charged_atoms(op, args, device);
   a.n_k = args[3].rows;
-  a.x = expect_f64(op, "positions", 0, args[0], a.n, 3, false, device);
-  a.q = expect_f64(op, "charges", 1, args[1], a.n, 1, false, device);
   a.cell = expect_f64(op, "cell", 2, args[2], 3, 3, false, device);
   a.k = expect_f64(op, "k-vectors", 3, args[3], a.n_k, 3, false, device);
   a.alpha = expect_f64(op, "alpha", 4, args[4], 1, 1, false, device);

@@ -8,11 +8,17 @@
 
 namespace distspec::models::ewald {
 
-// Arguments 0..4 of both k-space ops.
-struct KSpaceArgs {
+// Arguments 0 and 1 of the ops that read the atoms (these k-space ops; PME's spread and
+// interpolate, pme_op_args.h): positions and charges.
+struct ChargedAtoms {
   const double* x = nullptr;  // n x 3
   const double* q = nullptr;  // n
   std::size_t n = 0;
+};
+ChargedAtoms unpack_charged_atoms(const char* op, Span<const TensorRef> args, Device device);
+
+// Arguments 0..4 of both k-space ops.
+struct KSpaceArgs : ChargedAtoms {
   const double* cell = nullptr;  // 3 x 3, rows a b c
   const double* k = nullptr;     // n_k x 3
   std::size_t n_k = 0;

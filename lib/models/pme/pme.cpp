@@ -109,25 +109,8 @@ Params parse_params(const Json& parameters, const std::string& units, int n_spec
                  "the points per axis of each charge's spline, as kspace_modify order (LAMMPS: \"PPPM order cannot "
                  "be < 2 or > 7\"); 5 is LAMMPS' default");
   }
-  const Json* accuracy = find_member(root, "accuracy");
-  if (accuracy) {
-    p.accuracy = expect_finite(*accuracy, "/parameters/accuracy");
-    if (p.accuracy <= 0.0)
-      fail_value("/parameters/accuracy", "expected a relative accuracy > 0, found " + accuracy->dump(),
-                 "the relative RMS force accuracy of kspace_style pppm ACC, e.g. 1e-5 (LAMMPS: \"KSpace accuracy must "
-                 "be > 0\")");
-    p.two_charge_force = ewald::two_charge_force_of(units);
-    p.accuracy_absolute = p.accuracy * p.two_charge_force;
-  }
   const std::string or_accuracy = " or give \"accuracy\" to derive it as kspace_style pppm ACC does";
-  const Json* alpha = accuracy ? find_member(root, "alpha")
-                               : &require_member(root, "alpha", "/parameters",
-                                                 "the splitting parameter, LAMMPS' g_ewald (kspace_modify gewald);" +
-                                                     or_accuracy);
-  if (alpha)
-    p.alpha = expect_positive(*alpha, "/parameters/alpha");
-  else
-    p.derive_alpha = true;
+  const Json* accuracy = ewald::parse_accuracy_and_alpha(root, units, "pppm", or_accuracy, p);
   const Json* mesh = accuracy ? find_member(root, "mesh")
                               : &require_member(root, "mesh", "/parameters",
                                                 "[K1, K2, K3], the mesh points along a, b, c (kspace_modify mesh);" +
@@ -182,29 +165,18 @@ std::unique_ptr<Model> make_model(const ModelFile& file, Device device) {
   info.ops = {kSpreadOp, kTotalChargeOp, kSolveOp, kInterpolateOp, ewald::kRealSpaceOp};
   // nvalchemi's PME spec adapts its batched and slab-correction kernels too; a single periodic
   // system without a slab needs neither.
-  info.family_ops = {kBatchSpreadOp, kBatchTotalChargeOp, kSlabMomentsOp, kBatchSlabMomentsOp};
-  info.reads_charges = true;
-  info.needs_periodic_cell = true;
-  try {
-    if (!file.parameters_file.empty())
-      fail_value("/parameters_file", "architecture 'pme' takes its parameters inline", "put them under \"parameters\"");
-    Params params = parse_params(file.parameters, file.units, static_cast<int>(file.elements.size()), file.cutoff);
-    check_file_spec(file, check_spec);
+  info.family_ops = {kBatchSpreadOp, kBatchTotalChargeOp, ewald::kSlabMomentsOp, ewald::kBatchSlabMomentsOp};
+  return with_model_file_errors(file, [&]() -> std::unique_ptr<Model> {
+    const Params params = ewald::read_kspace_params(file, parse_params, check_spec, info);
     if (device == Device::cuda) {
-#ifdef DISTSPEC_WITH_CUDA
-      return make_cuda_model(std::move(info), params);
-#else
+      if constexpr (kCudaBuild) return make_cuda_model(std::move(info), params);
       throw_no_cuda("pme");
-#endif
     }
     if (!cpu_fft_available())
       throw Error(model_error_id::device, "/architecture", "architecture 'pme' on the cpu needs a DISTSPEC built with FFTW3",
                   "install FFTW3 (Debian: libfftw3-dev) and configure again, or run it with device cuda");
     return std::make_unique<PmeModel>(std::move(info), params);
-  } catch (const Error& e) {
-    if (!e.file().empty()) throw;
-    throw e.with_file(file.path);
-  }
+  });
 }
 
 }  // namespace distspec::models::pme

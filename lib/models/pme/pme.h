@@ -66,18 +66,13 @@
 #include "models/json_fields.h"
 #include "models/model.h"
 
-namespace distspec::models {
-struct ModelFile;
-}
-
 namespace distspec::models::pme {
 
 // The rest of nvalchemi's PME family, which its spec adapts: no kernel here (a single periodic
-// system without a slab calls none of them).
+// system without a slab calls none of them). Its slab-correction kernels are the Ewald family's
+// (ewald::kSlabMomentsOp, ewald::kBatchSlabMomentsOp).
 inline constexpr char kBatchSpreadOp[] = "nvalchemiops::batch_spline_spread";
 inline constexpr char kBatchTotalChargeOp[] = "alchemiops::_batch_pme_compute_partial_total_charge";
-inline constexpr char kSlabMomentsOp[] = "alchemiops::_slab_compute_partial_moments";
-inline constexpr char kBatchSlabMomentsOp[] = "alchemiops::_batch_slab_compute_partial_moments";
 
 // LAMMPS pppm.cpp: MAXORDER 7; order 1 has no derivative.
 inline constexpr int kMinOrder = 2;

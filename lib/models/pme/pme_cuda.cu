@@ -102,14 +102,23 @@ __device__ inline void atom_splines(const double* x, const double* inv_t, const 
   }
 }
 
+// The atom of a one-thread-per-atom kernel: its row i, charge q and B-splines; false past the
+// last atom and for uncharged ones (atoms of other species, NULL types), which add nothing.
+__device__ inline bool charged_atom(const AtomArgs& a, const MeshDims m, std::size_t& i, double& q, AxisSpline* axis) {
+  i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i >= a.n) return false;
+  q = a.q[i];
+  if (q == 0.0) return false;
+  atom_splines(a.x + 3 * i, a.inv_t, m, axis);
+  return true;
+}
+
 // One thread per atom: q times its p^3 weights, added into the mesh.
 __global__ void spread_kernel(const SpreadArgs a, const MeshDims m) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= a.n) return;
-  const double q = a.q[i];
-  if (q == 0.0) return;
+  std::size_t i;
+  double q;
   AxisSpline axis[3];
-  atom_splines(a.x + 3 * i, a.inv_t, m, axis);
+  if (!charged_atom(a, m, i, q, axis)) return;
   for (int u = 0; u < m.order; ++u) {
     const std::size_t iu = static_cast<std::size_t>(AxisSpline::index(axis[0].base, u, m.k[0])) * m.k[1];
     for (int v = 0; v < m.order; ++v) {
@@ -161,12 +170,10 @@ __global__ void virial_spectrum_kernel(double* spectrum, const double* spectrum_
 // One thread per atom: its potential, field and virial share from the meshes.
 __global__ void interpolate_kernel(const InterpolateArgs a, const MeshDims m, double c, double alpha, double total,
                                    double volume) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= a.n) return;
-  const double q = a.q[i];
-  if (q == 0.0) return;
+  std::size_t i;
+  double q;
   AxisSpline axis[3];
-  atom_splines(a.x + 3 * i, a.inv_t, m, axis);
+  if (!charged_atom(a, m, i, q, axis)) return;
   const std::size_t points = static_cast<std::size_t>(m.k[0]) * m.k[1] * m.k[2];
   double phi = 0.0, dphi[3] = {0.0, 0.0, 0.0}, psi[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
   for (int u = 0; u < m.order; ++u) {

@@ -5,16 +5,22 @@
 #include "models/model_error.h"
 
 namespace distspec::models::pme {
+namespace {
+
+// Arguments 0..2 of `op`: positions (n x 3), charges (n) and cell_inv_t (3 x 3).
+void unpack_atoms(const char* op, Span<const TensorRef> args, Device device, AtomArgs& a) {
+  static_cast<ewald::ChargedAtoms&>(a) = ewald::unpack_charged_atoms(op, args, device);
+  a.inv_t = expect_f64(op, "cell_inv_t", 2, args[2], 3, 3, false, device);
+}
+
+}  // namespace
 
 SpreadArgs unpack_spread(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params, Device device) {
   const char* op = kSpreadOp.qualname;
   expect_count(op, "arguments", args.size(), 3);
   expect_count(op, "outputs", outs.size(), 1);
   SpreadArgs a;
-  a.n = args[0].rows;
-  a.x = expect_f64(op, "positions", 0, args[0], a.n, 3, false, device);
-  a.q = expect_f64(op, "charges", 1, args[1], a.n, 1, false, device);
-  a.inv_t = expect_f64(op, "cell_inv_t", 2, args[2], 3, 3, false, device);
+  unpack_atoms(op, args, device, a);
   a.mesh = expect_f64(op, "charge mesh", 0, outs[0], params.mesh_points(), 1, false, device);
   return a;
 }
@@ -41,10 +47,7 @@ InterpolateArgs unpack_interpolate(Span<const TensorRef> args, Span<const Tensor
   expect_count(op, "arguments", args.size(), 7);
   expect_count(op, "outputs", outs.size(), 3);
   InterpolateArgs a;
-  a.n = args[0].rows;
-  a.x = expect_f64(op, "positions", 0, args[0], a.n, 3, false, device);
-  a.q = expect_f64(op, "charges", 1, args[1], a.n, 1, false, device);
-  a.inv_t = expect_f64(op, "cell_inv_t", 2, args[2], 3, 3, false, device);
+  unpack_atoms(op, args, device, a);
   a.potential = expect_f64(op, "potential mesh", 3, args[3], k, 1, false, device);
   a.virial_meshes = expect_f64(op, "virial meshes", 4, args[4], 6, k, true, device);
   a.total_charge = expect_f64(op, "total charge", 5, args[5], 1, 1, false, Device::cpu);

@@ -5,16 +5,19 @@
 #include <cstddef>
 
 #include "distspec/ops/op_registry.h"
+#include "models/ewald/ewald_op_args.h"
 #include "models/pme/pme.h"
 
 namespace distspec::models::pme {
 
-struct SpreadArgs {
-  const double* x = nullptr;  // n x 3
-  const double* q = nullptr;  // n
-  std::size_t n = 0;
+// Arguments 0..2 of spline_spread and interpolate: the atoms, as the Ewald ops read them, and
+// the cell.
+struct AtomArgs : ewald::ChargedAtoms {
   const double* inv_t = nullptr;  // 3 x 3
-  double* mesh = nullptr;         // K1 K2 K3
+};
+
+struct SpreadArgs : AtomArgs {
+  double* mesh = nullptr;  // K1 K2 K3
 };
 SpreadArgs unpack_spread(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params, Device device);
 
@@ -28,11 +31,7 @@ struct SolveArgs {
 };
 SolveArgs unpack_solve(Span<const TensorRef> args, Span<const TensorRef> outs, const Params& params, Device device);
 
-struct InterpolateArgs {
-  const double* x = nullptr;  // n x 3
-  const double* q = nullptr;  // n
-  std::size_t n = 0;
-  const double* inv_t = nullptr;
+struct InterpolateArgs : AtomArgs {
   const double* potential = nullptr;
   const double* virial_meshes = nullptr;  // or nullptr
   const double* total_charge = nullptr;   // 1
