@@ -322,6 +322,24 @@ std::vector<std::size_t> halo_owners(const PeriodicGraph& g) {
   return owners;
 }
 
+// A step of `model` on `g` (energy, forces and virial) on the cpu, its exchanges logged by a
+// RecordingHalo; the dispatcher stays, for a step with another halo.
+struct RecordedStep {
+  RecordedStep(models::Model& model, const PeriodicGraph& g)
+      : halo(g.n_owned(), halo_owners(g), 1), dispatch(cpu_dispatcher(model)) {
+    dispatch.attach(halo);
+    model.compute(g.graph(), dispatch, {true, true, true}, out);
+  }
+  static Dispatcher cpu_dispatcher(const models::Model& model) {
+    models::register_builtin_ops();
+    return Dispatcher(halo_spec(), Device::cpu, model.info().ops, 1);
+  }
+
+  RecordingHalo halo;
+  Dispatcher dispatch;
+  models::ModelOutputs out;
+};
+
 // The exchanges of a step, in the graph's order: forward pass, scatter-correct (reverse +
 // forward) and refresh (forward); backward, their adjoints, reverse and reverse + forward. And
 // what they carry: the forces on the unit cell's atoms equal those on the same atoms in a
@@ -331,16 +349,11 @@ TEST(TorchModel, AStepExchangesWhatTheGraphSays) {
   const auto model = saved_model();
   const Crystal unit = test_crystal();
   const PeriodicGraph g(unit, kCutoff, kSkin);
-  RecordingHalo halo(g.n_owned(), halo_owners(g), 1);
-  models::register_builtin_ops();
-  Dispatcher dispatch(halo_spec(), Device::cpu, model->info().ops, 1);
-  dispatch.attach(halo);
-  models::ModelOutputs out;
-  model->compute(g.graph(), dispatch, {true, true, true}, out);
-  EXPECT_EQ(halo.log, (std::vector<std::string>{"reverse", "forward", "forward", "reverse", "reverse", "forward"}));
+  const RecordedStep step(*model, g);
+  EXPECT_EQ(step.halo.log, (std::vector<std::string>{"reverse", "forward", "forward", "reverse", "reverse", "forward"}));
 
   const PeriodicGraph big(supercell(unit, 2), kCutoff, kSkin);
-  const std::vector<double> in_unit = fold(g, out.forces, 3);
+  const std::vector<double> in_unit = fold(g, step.out.forces, 3);
   const std::vector<double> in_supercell = fold(big, run_model(*model, big, halo_spec()).out.forces, 3);
   double largest = 0.0;
   for (std::size_t i = 0; i < 3 * unit.positions.size(); ++i) {
@@ -355,18 +368,15 @@ TEST(TorchModel, AStepExchangesWhatTheGraphSays) {
 TEST(TorchModel, ARankWithoutAtomsJoinsTheCollectives) {
   const auto model = saved_model();
   const PeriodicGraph g(test_crystal(), kCutoff, kSkin);
-  RecordingHalo with_atoms(g.n_owned(), halo_owners(g), 1);
-  models::register_builtin_ops();
-  Dispatcher dispatch(halo_spec(), Device::cpu, model->info().ops, 1);
-  dispatch.attach(with_atoms);
-  models::ModelOutputs out;
-  model->compute(g.graph(), dispatch, {true, true, true}, out);
+  RecordedStep with_atoms(*model, g);
 
   RecordingHalo empty(0, {}, 1);
-  dispatch.attach(empty);
+  with_atoms.dispatch.attach(empty);
+  // Into the outputs of the step with atoms: the step without any resets them.
   models::AtomGraph nothing;
-  model->compute(nothing, dispatch, {true, true, true}, out);
-  EXPECT_EQ(empty.log, with_atoms.log);
+  models::ModelOutputs& out = with_atoms.out;
+  model->compute(nothing, with_atoms.dispatch, {true, true, true}, out);
+  EXPECT_EQ(empty.log, with_atoms.halo.log);
   EXPECT_EQ(empty.log, (std::vector<std::string>{"reverse", "forward", "forward", "reverse", "reverse", "forward"}));
   EXPECT_EQ(out.energy, 0.0);
   EXPECT_TRUE(out.forces.empty());
