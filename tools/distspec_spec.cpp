@@ -15,7 +15,7 @@
 #include "distspec/spec/spec_json.h"
 #include "distspec/spec/spec_summary.h"
 #include "distspec/strict_json.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 
 namespace {

@@ -42,7 +42,7 @@
 #include "distspec/halo/device_indexed_halo_exchange.h"
 #include "distspec/halo/indexed_halo_exchange.h"
 #include "models/cuda_runtime.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "mpnn_widen.h"
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "distspec/spec/spec_json.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "periodic_graph.h"
 

@@ -83,7 +83,7 @@ struct DefaultSpec {
 };
 
 // What the parser must know of the architectures. The layer that makes models owns the table and
-// hands it in (model_factory.h architecture_table()), so that reading a file includes nothing
+// hands it in (factory/model_factory.h architecture_table()), so that reading a file includes nothing
 // above it.
 struct ArchitectureTable {
   std::vector<std::string> names;  // the values "architecture" may take

@@ -29,7 +29,7 @@
 
 #include "distspec/error.h"
 #include "distspec/spec/helper_record.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_error.h"
 #include "models/plan/spec_binding.h"
 #include "models/system_derived.h"

@@ -11,7 +11,7 @@
 
 #include "distspec/error.h"
 #include "models/model.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 
 namespace {

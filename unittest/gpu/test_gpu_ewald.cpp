@@ -21,7 +21,7 @@
 #include "distspec/halo/indexed_halo_exchange.h"
 #include "gpu_present.h"
 #include "models/cuda_runtime.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "periodic_graph.h"
 

@@ -28,7 +28,7 @@
 #include "expanded_graph.h"
 #include "gpu_present.h"
 #include "models/cuda_runtime.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "mpnn_test_network.h"
 #include "mpnn_widen.h"

@@ -6,7 +6,7 @@
 
 #include "distspec/dispatch/dispatcher.h"
 #include "expanded_graph.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 
 namespace distspec::testing {

@@ -16,7 +16,7 @@
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
 #include "models/model.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "periodic_graph.h"
 
 namespace distspec::test {

@@ -10,7 +10,7 @@
 #include "distspec/error.h"
 #include "model_test_util.h"
 #include "models/dftd3/dftd3.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 
 namespace distspec::test {

@@ -16,7 +16,7 @@
 #include "models/ewald/ewald_accuracy.h"
 #include "models/ewald/ewald_kspace.h"
 #include "models/ewald/ewald_phases.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "models/system_derived.h"
 #include "charged_crystal.h"

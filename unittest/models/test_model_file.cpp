@@ -8,7 +8,7 @@
 
 #include "distspec/error.h"
 #include "distspec/spec/spec_json.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "model_test_util.h"
 

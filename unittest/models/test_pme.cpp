@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "distspec/error.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "models/pme/pme.h"
 #include "models/pme/pme_accuracy.h"

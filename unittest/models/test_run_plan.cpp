@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "models/plan/run_plan.h"
 #include "models/plan/spec_binding.h"

@@ -9,7 +9,7 @@
 #include "distspec/spec/spec_json.h"
 #include "models/ewald/ewald.h"
 #include "models/lj/lj.h"
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 #include "models/model_file.h"
 #include "models/plan/spec_binding.h"
 

@@ -1,4 +1,4 @@
-#include "models/model_factory.h"
+#include "models/factory/model_factory.h"
 
 #include <algorithm>
 
