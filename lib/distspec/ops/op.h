@@ -2,6 +2,9 @@
 // take, and is registered (OpRegistry::add) and called (Dispatcher::call) through that handle, so
 // that the compiler checks both sides against the declaration, the way TORCH_LIBRARY schemas type
 // an op. The spec still binds by qualname: the handle's string is what a spec's op adapter names.
+// Only what a spec can adapt is an op: a model whose spec lists no custom ops (the MPNN, and
+// DFT-D3, whose nvalchemi spec has `custom_ops: []`) calls its kernels directly, through their
+// own typed signatures, with no registry lookup and no state to check.
 #pragma once
 
 #include <string>
