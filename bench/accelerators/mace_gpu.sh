@@ -57,8 +57,8 @@ case ${1:-} in
     say "mace-torch's own call"
     (cd "$out" && "$DISTSPEC_PYTHON" "$root/bench/accelerators/mace_mp0_medium.py" save own.model &&
       timeout "$(left)" "$DISTSPEC_PYTHON" "$root/bench/accelerators/mace_calculator.py" own.model \
-        --accelerators e3nn --cells ${MACE_OWN_CELLS:-11 17}) > "$out/mace_calculator.log" 2>&1 || status=1
-    tail -8 "$out/mace_calculator.log" >&2 ;;
+        --accelerators e3nn --cells ${MACE_OWN_CELLS:-11 17}) > "$out/model_call.log" 2>&1 || status=1
+    tail -8 "$out/model_call.log" >&2 ;;
   nve)
     for json in "$out"/model/mace_*.json; do
       [[ $json == *.spec.json ]] && continue

@@ -14,7 +14,7 @@
 
 A run folder holds: meta (key=value lines: model, accelerators, own_call), machine.txt (the GPU),
 log.ACC.N and memory.ACC.N of each timed size, model_call.log (markdown rows: atoms,
-accelerator, seconds, peak GiB), forces.ACC.{1,2} and forces.ref (report.py's forms).
+accelerator, seconds, peak GiB; or mace_calculator.py's rows), forces.ACC.{1,2} and forces.ref (report.py's forms).
 """
 
 from __future__ import annotations
@@ -52,9 +52,12 @@ def own_calls(folder: str) -> dict[int, tuple[float, str, str]]:
     path = os.path.join(folder, "model_call.log")
     if not os.path.exists(path):
         return best
+    peak_column = 3  # sevennet_model_call.py's; mace_calculator.py's header puts it after `s per calculate`
     for line in open(path).read().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 4 or not cells[0].isdigit():
+        if cells[:1] == ["atoms"]:
+            peak_column = next((i for i, c in enumerate(cells) if c.startswith("peak GiB")), peak_column)
+        if len(cells) <= peak_column or not cells[0].isdigit():
             continue
         try:
             seconds = float(cells[2])
@@ -63,7 +66,7 @@ def own_calls(folder: str) -> dict[int, tuple[float, str, str]]:
         atoms = int(cells[0])
         named.add(cells[1])
         if atoms not in best or seconds < best[atoms][0]:
-            best[atoms] = (seconds, cells[1], cells[3])
+            best[atoms] = (seconds, cells[1], cells[peak_column])
     if len(named) == 1:
         best = {atoms: (seconds, "", peak) for atoms, (seconds, _, peak) in best.items()}
     return best

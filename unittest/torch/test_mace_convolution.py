@@ -10,6 +10,7 @@ r_max 6 A; random weights), on a random periodic cloud of 343 atoms with mace's 
 - fp64, the op against mace's chain scatter_sum(conv_tp(x[sender], sh(v), W), receiver) with W the
   op's spline evaluated by torch (convolution.hermite): message, d/d node_feats and d/d vectors
   (the adjoint of a random message gradient) to 1e-11 relative to max(1, |reference|): the kernel;
+  and the op on 3 threads against 1 (the backward splits its edges among threads);
 - fp64, the op against the same chain with mace's radial MLP (W = conv_tp_weights(radial(r))): the
   spline's error, reported and bounded by SPLINE_TOLERANCE; the error for 64..2048 knots is printed;
 - fp32, the op (fp32 tables) against the fp64 spline chain, to 1e-5 relative (values and gradients);
@@ -115,7 +116,15 @@ def check_layer(results: Results, k: int, model, positions, edge_index, vectors)
     label = f"layer {k} ({type(block).__name__}, {block.conv_tp.irreps_in1})"
 
     conv = convolution.SplineConvolution.from_mace(block, radial, torch.float64)
+    # The CPU backward splits the edges among threads, each summing its senders' rows apart: on
+    # one thread and on three (more than this machine may have) it must give the same gradients.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    one_thread = value_and_grads(lambda x_, v_: conv(x_, v_, edge_index, n), x, vectors, grad_message)
+    torch.set_num_threads(max(threads, 3))
     ours = value_and_grads(lambda x_, v_: conv(x_, v_, edge_index, n), x, vectors, grad_message)
+    torch.set_num_threads(threads)
+    compare(results, f"{label} fp64, {max(threads, 3)} threads vs 1", ours, one_thread, KERNEL_TOLERANCE)
     spline_chain = value_and_grads(
         lambda x_, v_: mace_convolution(block, radial, sh, x_, v_, edge_index, n, conv.radial_weights),
         x, vectors, grad_message)

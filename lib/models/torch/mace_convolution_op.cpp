@@ -25,6 +25,9 @@ namespace {
 DISTSPEC_MACE_OP_NAMES(spline_convolution)
 constexpr const char* kTablesHint =
     "build the tables with distspec_export.mace_kernels.convolution.SplineConvolution.from_mace";
+// The backward on the CPU gives a thread no fewer edges than this: below it, summing the thread's
+// own block of sender rows costs more than its edges.
+constexpr int64_t kEdgesPerPart = 1024;
 
 // The tensors a call reads, contiguous, and the kernel's view of them.
 template <class T>
@@ -217,11 +220,24 @@ std::tuple<at::Tensor, at::Tensor> spline_convolution_backward(
       return;
     }
 #endif
-    // One pass in edge order: each edge adds into its sender's row, which any other edge may
-    // share.
-    mace::spline_convolution_backward<scalar_t>(in.conv, g.data_ptr<scalar_t>(), 0, in.conv.n_edges,
-                                                grad_node_feats.data_ptr<scalar_t>(),
-                                                grad_vectors.data_ptr<scalar_t>());
+    // Edges split among threads. An edge adds into its sender's row, which an edge of another
+    // thread may share, so each thread but the first sums into a row block of its own, added at
+    // the end; grad_vectors' rows are the edges', never shared. A fixed split for a given thread
+    // count keeps the sums' order, and so the result, the same from call to call.
+    const int64_t n_edges = in.conv.n_edges;
+    const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n_edges / kEdgesPerPart));
+    at::Tensor partial = parts > 1 ? at::zeros({parts - 1, grad_node_feats.numel()}, grad_node_feats.options())
+                                   : at::Tensor();
+    at::parallel_for(0, parts, 1, [&](int64_t part_begin, int64_t part_end) {
+      for (int64_t part = part_begin; part < part_end; ++part) {
+        scalar_t* into = part == 0 ? grad_node_feats.data_ptr<scalar_t>()
+                                   : partial.data_ptr<scalar_t>() + (part - 1) * grad_node_feats.numel();
+        mace::spline_convolution_backward<scalar_t>(in.conv, g.data_ptr<scalar_t>(), n_edges * part / parts,
+                                                    n_edges * (part + 1) / parts, into,
+                                                    grad_vectors.data_ptr<scalar_t>());
+      }
+    });
+    if (parts > 1) grad_node_feats.add_(partial.sum(0).view_as(grad_node_feats));
   });
   return {grad_node_feats, grad_vectors};
 }
