@@ -1,0 +1,2 @@
+// The core including a LAMMPS header.
+#include "lammps.h"

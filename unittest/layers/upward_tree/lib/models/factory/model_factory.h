@@ -1,0 +1,2 @@
+#pragma once
+#include "models/model_file.h"

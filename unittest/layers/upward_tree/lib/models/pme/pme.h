@@ -1,0 +1,2 @@
+#pragma once
+#include "models/ewald/ewald.h"
