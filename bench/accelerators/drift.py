@@ -21,7 +21,7 @@ def last_run(path: str) -> tuple[int, float, list[list[float]], list[str]]:
             words = line.split()
             if m := re.match(r"\s*timestep\s+(\S+)", line):
                 dt = float(m.group(1))
-            elif m := re.search(r"Loop time of .* with .* for (\d+) steps with (\d+) atoms", line):
+            elif m := re.search(r"Loop time of \S+ on \d+ procs for (\d+) steps with (\d+) atoms", line):
                 atoms = int(m.group(2))
                 runs.append((header, rows))
                 header, rows = [], []

@@ -5,6 +5,7 @@
 #   torch-run.tar.xz   LAMMPS, the plugin and libdistspec_mace_ops.so built against the GPU
 #                      machine's torch, OpenMPI
 #   site.tar.xz        mace-torch and what it imports there
+#   nsys-libs/         libdw and libelf for Nsight Systems' importer
 #   model/             the exports (mace_ACC.json, graph and spec), made here as run.sh's header
 #                      says, with BENCH_MACE_ARGS' build() arguments
 #
@@ -13,7 +14,7 @@
 #                                             mace-torch's own call (mace_calculator.py) beside it
 #   bench/accelerators/mace_gpu.sh nve        1 000 NVE steps of 512 atoms per export in model/;
 #                                             drift.py's table (nve.md)
-#   bench/accelerators/mace_gpu.sh profile    Nsight Systems' kernel summary of 3 steps at 10 648
+#   bench/accelerators/mace_gpu.sh profile    Nsight Systems' kernel summary of 2 steps at 10 648
 #                                             atoms per export (kernels.ACC.csv)
 # Each copies its run folder (no model files) into $OUT/mace when OUT is set. Environment:
 # BENCH_ACCELERATORS (mace-kernels), BENCH_MACE_ARGS (the exports' build() arguments,
@@ -73,15 +74,24 @@ case ${1:-} in
     nsys=${NSYS:-$(command -v nsys || find /usr/local/cuda*/bin /opt/nvidia -name nsys -type f 2>/dev/null | head -1)}
     [ -n "$nsys" ] || { say "no nsys on this machine"; exit 1; }
     for acc in $BENCH_ACCELERATORS; do
-      say "nsys, $acc, 10 648 atoms, 3 steps"
+      say "nsys, $acc, 10 648 atoms, 1 step after the warm-up step"
       (cd "$out" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
         LD_LIBRARY_PATH="$(dirname "$DISTSPEC_PLUGIN"):$LD_LIBRARY_PATH" timeout "$(left)" \
-        "$nsys" profile -t cuda -o "profile.$acc" -f true "$DISTSPEC_LMP" -in "$root/bench/sevennet_cpu/in.bench" \
-        -log "log.profile.$acc" -screen none -var plugin "$(basename "$DISTSPEC_PLUGIN")" -var n 11 -var steps 3 \
-        -var model "model/mace_$acc.json" -var device cuda > "nsys.$acc.out" 2>&1) || status=1
-      "$nsys" stats --report cuda_gpu_kern_sum --format csv --force-export true -o "$out/kernels.$acc" \
-        "$out/profile.$acc.nsys-rep" > /dev/null 2>&1 || status=1
-      rm -f "$out/profile.$acc.nsys-rep" "$out/profile.$acc.sqlite"
+        "$nsys" profile -t cuda --sample=none --cpuctxsw=none -o "profile.$acc" -f true "$DISTSPEC_LMP" \
+        -in "$root/bench/sevennet_cpu/in.bench" -log "log.profile.$acc" -screen none \
+        -var plugin "$(basename "$DISTSPEC_PLUGIN")" -var n 11 -var steps 1 -var model "model/mace_$acc.json" \
+        -var device cuda > "nsys.$acc.out" 2>&1) || status=1
+      # nsys turns its stream into a report with QdstrmImporter, which needs elfutils' libdw (on
+      # one H100 machine it was missing: "libdw.so.1: cannot open shared object file"): without a
+      # report, run the importer again with pack_mace.sh's nsys-libs/ alone on its path.
+      if [ ! -f "$out/profile.$acc.nsys-rep" ] && [ -f "$out/profile.$acc.qdstrm" ]; then
+        importer=$(find "$(dirname "$(readlink -f "$nsys")")/.." -name QdstrmImporter -type f 2>/dev/null | head -1)
+        (cd "$out" && LD_LIBRARY_PATH="$carried/nsys-libs" timeout "$(left)" "$importer" -i "profile.$acc.qdstrm") \
+          >> "$out/nsys.$acc.out" 2>&1 || status=1
+      fi
+      env -u LD_LIBRARY_PATH "$nsys" stats --report cuda_gpu_kern_sum --format csv --force-export true \
+        -o "$out/kernels.$acc" "$out/profile.$acc.nsys-rep" >> "$out/nsys.$acc.out" 2>&1 || status=1
+      rm -f "$out/profile.$acc".{nsys-rep,sqlite,qdstrm}
       cut -c1-200 "$out"/kernels."$acc"*.csv 2>/dev/null | head -20 >&2
     done ;;
   *) echo "usage: mace_gpu.sh bench | nve | profile" >&2; exit 2 ;;

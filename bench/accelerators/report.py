@@ -134,7 +134,7 @@ def main():
     print()
     print("\n".join(check_table(folder, accelerators, model)))
     print()
-    cells = sorted({int(m.group(2)) for f in os.listdir(folder) for m in [re.match(r"log\.(\w+)\.(\d+)$", f)] if m})
+    cells = sorted({int(m.group(2)) for f in os.listdir(folder) for m in [re.match(r"log\.([\w-]+)\.(\d+)$", f)] if m})
     print("Seconds per step (energy, forces, virial; NVE), peak GPU memory (GiB, nvidia-smi):")
     print()
     print("| atoms | " + " | ".join("%s s/step | GiB" % NAMES.get(a, a) for a in accelerators) + " |")
