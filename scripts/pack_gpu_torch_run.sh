@@ -63,6 +63,14 @@ LD_LIBRARY_PATH="$site/torch/lib" pack_libraries "$out" "$out/bin/lmp" "$out/lib
 find "$out/lib" -maxdepth 1 -type f | while read -r f; do
   if basename "$f" | grep -Eq "$skip"; then rm -f "$f"; fi
 done
+# Nsight Systems' stream importer on the GPU machines (QdstrmImporter) needs elfutils' libdw, which
+# one H100 machine lacked ("libdw.so.1: cannot open shared object file"), so a profile came back
+# as a stream no report could be made from. Debian's, on the path env.sh sets, which nsys's
+# children inherit.
+for lib in libdw.so.1 libelf.so.1; do
+  cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$out/lib/" 2>/dev/null ||
+    echo "pack_gpu_torch_run: no $lib here (apt-get install libdw1): nsys may not import its reports there" >&2
+done
 # Within the 64 MiB a device call carries: no symbols, and no headers (nothing is built there).
 strip --strip-unneeded "$out/bin/lmp" "$out/lib/liblammps.so.0" "$out/lib/libdistspec.so" "$out/lib/libdistspec_mace_ops.so"
 rm -rf "$out/include"

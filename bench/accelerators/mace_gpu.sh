@@ -5,7 +5,6 @@
 #   torch-run.tar.xz   LAMMPS, the plugin and libdistspec_mace_ops.so built against the GPU
 #                      machine's torch, OpenMPI
 #   site.tar.xz        mace-torch and what it imports there
-#   nsys-libs/         libdw and libelf for Nsight Systems' importer
 #   model/             the exports (mace_ACC.json, graph and spec), made here as run.sh's header
 #                      says, with BENCH_MACE_ARGS' build() arguments
 #
@@ -83,10 +82,11 @@ case ${1:-} in
         -var device cuda > "nsys.$acc.out" 2>&1) || status=1
       # nsys turns its stream into a report with QdstrmImporter, which needs elfutils' libdw (on
       # one H100 machine it was missing: "libdw.so.1: cannot open shared object file"): without a
-      # report, run the importer again with pack_mace.sh's nsys-libs/ alone on its path.
+      # report, run the importer again with the packed libraries (pack_gpu_torch_run.sh packs libdw).
       if [ ! -f "$out/profile.$acc.nsys-rep" ] && [ -f "$out/profile.$acc.qdstrm" ]; then
         importer=$(find "$(dirname "$(readlink -f "$nsys")")/.." -name QdstrmImporter -type f 2>/dev/null | head -1)
-        (cd "$out" && LD_LIBRARY_PATH="$carried/nsys-libs" timeout "$(left)" "$importer" -i "profile.$acc.qdstrm") \
+        (cd "$out" && LD_LIBRARY_PATH="$run/build-gpu-torch-run/lib" timeout "$(left)" "$importer" \
+          -i "profile.$acc.qdstrm") \
           >> "$out/nsys.$acc.out" 2>&1 || status=1
       fi
       env -u LD_LIBRARY_PATH "$nsys" stats --report cuda_gpu_kern_sum --format csv --force-export true \

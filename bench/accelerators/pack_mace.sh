@@ -2,11 +2,11 @@
 # Packs what bench/accelerators/mace_gpu.sh needs on a GPU machine beside its own torch (2.11,
 # Python 3.12, e3nn 0.6, numpy, scipy; no LAMMPS, MPI, mace-torch or network):
 #   OUT_DIR/torch-run.tar.xz   scripts/pack_gpu_torch_run.sh's bundle: LAMMPS 4 Feb 2025, the
-#                              plugin and libdistspec_mace_ops.so built against that torch, OpenMPI
+#                              plugin and libdistspec_mace_ops.so built against that torch, OpenMPI,
+#                              and the libdw Nsight Systems' importer needs there
 #   OUT_DIR/site.tar.xz        mace-torch and what it imports that the machine lacks, so that
 #                              mace-torch's own calculator runs in the same job (unpack it there
 #                              and put site/ first on PYTHONPATH: mace-torch pins e3nn 0.4.4)
-#   OUT_DIR/nsys-libs/         elfutils' libdw and libelf, which Nsight Systems' importer needs there
 #   bench/accelerators/pack_mace.sh [OUT_DIR]        default build-gpu-mace
 # About 17 MB. The exports go in OUT_DIR/model (run.sh's header says how to make them).
 # The pure-Python packages are copied from the bootstrap's MACE environment; h5py, matscipy,
@@ -73,13 +73,6 @@ version() { "$python" -c "import importlib.metadata as m; print(m.version('$1'))
   "h5py==$(version h5py)" "matscipy==$(version matscipy)" "lmdb==$(version lmdb)" "orjson==$(version orjson)"
 for wheel in "$tmp"/wheels/*.whl; do (cd "$tmp/site" && python3 -m zipfile -e "$wheel" .); done
 tar cf - -C "$tmp" site | xz -T2 -6 > "$out/site.tar.xz"
-# Nsight Systems' stream importer there (QdstrmImporter) needs elfutils' libdw, which that machine
-# lacks: Debian's, for mace_gpu.sh profile (the importer alone is run with them).
-mkdir -p "$out/nsys-libs"
-for lib in libdw.so.1 libelf.so.1; do
-  cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$out/nsys-libs/" 2>/dev/null ||
-    echo "pack_mace: no $lib here (apt-get install libdw1): mace_gpu.sh profile may not import its report" >&2
-done
 "$root/scripts/pack_gpu_torch_run.sh" "$tmp/build-gpu-torch-run"
 tar cf - -C "$tmp" build-gpu-torch-run | xz -T2 -6 > "$out/torch-run.tar.xz"
 du -sh "$out"/*
