@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers of lib/ and src/DISTSPEC, read from their #include lines; ctest `layout.layers`.
+"""The layers of lib/ and src/DISTSPEC, read from their #include lines; ctest `layers.folders`.
 
     scripts/check_layers.py [REPO]
 
@@ -88,10 +88,12 @@ def main(repo: Path) -> int:
     problems: list[str] = []
     file_graph: dict[str, set[str]] = defaultdict(set)
     folder_graph: dict[str, set[str]] = defaultdict(set)
+    ranks: dict[str, int] = {}  # folder unit -> rank, as unit_of gave it
     arrows = 0
     for source in files:
         path = source.relative_to(repo).as_posix()
         unit, rank = unit_of(path)
+        ranks[unit] = rank
         for name in INCLUDE.findall(source.read_text(errors="replace")):
             target = resolve(repo, source, name)
             if target is None:
@@ -102,6 +104,7 @@ def main(repo: Path) -> int:
             arrows += 1
             file_graph[path].add(target)
             other, other_rank = unit_of(target)
+            ranks[other] = other_rank
             if other == unit:
                 continue
             folder_graph[unit].add(other)
@@ -110,8 +113,7 @@ def main(repo: Path) -> int:
                                 "an arrow running back up")
     by_rank: dict[int, dict[str, set[str]]] = defaultdict(dict)
     for unit, targets in folder_graph.items():
-        rank = unit_of(unit + "/x")[1] if unit != "lib/models" else 1
-        by_rank[rank][unit] = {t for t in targets if (unit_of(t + "/x")[1] if t != "lib/models" else 1) == rank}
+        by_rank[ranks[unit]][unit] = {t for t in targets if ranks[t] == ranks[unit]}
     for rank, graph in sorted(by_rank.items()):
         if found := cycle(graph):
             problems.append(f"folders of rank {rank} include each other in a cycle: {' -> '.join(found)}")
