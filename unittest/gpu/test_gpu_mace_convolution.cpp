@@ -1,13 +1,18 @@
 // The CUDA spline convolution (lib/models/mace/spline_convolution_cuda.cu) against the CPU one
 // (spline_convolution.cpp, itself tested against mace-torch by ctest torch.mace_convolution): the
-// same random tables (MACE-MP-0 interaction 1's paths: 128x0e+128x1o x Y_0..3, 10 "uvu" paths,
-// random CG values and spline) and random edges grouped by receiver, in fp64 to 1e-12 and fp32 to
-// 1e-5 relative to the largest value, message, d/d node_feats and d/d vectors. Needs no torch.
+// same random tables and random edges grouped by receiver, in fp64 to 1e-12 and fp32 to 1e-5
+// relative to the largest value, message, d/d node_feats and d/d vectors. Two path sets:
+// MACE-MP-0 interaction 1's (128x0e+128x1o x Y_0..3, 10 "uvu" paths) and every (l1, l2, l3) with
+// l <= 3 of 0e+1o+2e+3o x Y_0..3, which the CUDA kernels instantiate one by one; channel counts of
+// a whole warp and not. Needs no torch.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -30,13 +35,26 @@ struct Problem {
   int64_t n_paths = 0, in_dim = 0, out_dim = 0, n_edges = 0;
 };
 
-Problem make_problem(int64_t channels) {
+enum class Paths { mp0_interaction_1, every_l_to_3 };
+
+std::vector<std::array<int, 3>> triples_of(Paths paths) {
+  if (paths == Paths::mp0_interaction_1)
+    return {{0, 0, 0}, {1, 1, 0}, {0, 1, 1}, {1, 0, 1}, {1, 2, 1}, {0, 2, 2}, {1, 1, 2}, {1, 3, 2}, {0, 3, 3}, {1, 2, 3}};
+  std::vector<std::array<int, 3>> triples;
+  for (int l1 = 0; l1 <= 3; ++l1)
+    for (int l2 = 0; l2 <= 3; ++l2)
+      for (int l3 = std::abs(l1 - l2); l3 <= std::min(3, l1 + l2); ++l3) triples.push_back({l1, l2, l3});
+  return triples;
+}
+
+Problem make_problem(int64_t channels, Paths paths) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   Problem p;
-  const int triples[][3] = {{0, 0, 0}, {1, 1, 0}, {0, 1, 1}, {1, 0, 1}, {1, 2, 1},
-                            {0, 2, 2}, {1, 1, 2}, {1, 3, 2}, {0, 3, 3}, {1, 2, 3}};
-  const int64_t in_offset[] = {0, channels};  // C x 0e, then C x 1o
+  const std::vector<std::array<int, 3>> triples = triples_of(paths);
+  const int max_l1 = paths == Paths::mp0_interaction_1 ? 1 : 3;
+  std::vector<int64_t> in_offset;  // C x 0e, then C x 1o, ...
+  for (int l = 0, at = 0; l <= max_l1; at += static_cast<int>(channels) * (2 * l + 1), ++l) in_offset.push_back(at);
   int64_t out = 0;
   for (const auto& t : triples) {
     const int64_t d1 = 2 * t[0] + 1, d2 = 2 * t[1] + 1, d3 = 2 * t[2] + 1;
@@ -52,7 +70,7 @@ Problem make_problem(int64_t channels) {
     out += channels * d3;
     ++p.n_paths;
   }
-  p.in_dim = 4 * channels;
+  p.in_dim = (max_l1 + 1) * (max_l1 + 1) * channels;
   p.out_dim = out;
   fill_uniform(p.spline, static_cast<size_t>(kKnots * 2 * p.n_paths * channels), rng);
   fill_uniform(p.node_feats, static_cast<size_t>(kRows * p.in_dim), rng);
@@ -70,8 +88,7 @@ Problem make_problem(int64_t channels) {
 }
 
 template <class T>
-void gpu_equals_cpu(int64_t channels, double tolerance) {
-  const Problem p = make_problem(channels);
+void gpu_equals_cpu_on(const Problem& p, int64_t channels, double tolerance) {
   const std::vector<T> cg = as<T>(p.cg_value), spline = as<T>(p.spline), x = as<T>(p.node_feats),
                        v = as<T>(p.vectors), g = as<T>(p.grad_message);
   mace::SplineConvolution<T> cpu;
@@ -115,6 +132,14 @@ void gpu_equals_cpu(int64_t channels, double tolerance) {
   expect_near(d_grad_v, grad_v, tolerance, "d/d vectors");
 }
 
-DISTSPEC_MACE_GPU_TESTS(MaceSplineConvolutionGpu, gpu_equals_cpu, 128)
+template <class T>
+void gpu_equals_cpu(int64_t channels, double tolerance) {
+  for (const Paths paths : {Paths::mp0_interaction_1, Paths::every_l_to_3}) {
+    SCOPED_TRACE(paths == Paths::mp0_interaction_1 ? "MACE-MP-0 interaction 1" : "every path of l <= 3");
+    gpu_equals_cpu_on<T>(make_problem(channels, paths), channels, tolerance);
+  }
+}
+
+DISTSPEC_MACE_GPU_TESTS(MaceSplineConvolutionGpu, gpu_equals_cpu, 128, 40)
 
 }  // namespace

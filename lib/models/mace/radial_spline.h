@@ -56,10 +56,17 @@ struct RadialSpline {
   // Column c's value (slope = false) or derivative d/dr (slope = true) at p.
   DISTSPEC_MACE_HD T evaluate(const SplinePoint& p, int64_t column, bool slope) const {
     const double* basis = slope ? p.slope_basis : p.value_basis;
-    const T* lo = table + p.knot * 2 * width + column;
+    const T b[4] = {static_cast<T>(basis[0]), static_cast<T>(basis[1]), static_cast<T>(basis[2]),
+                    static_cast<T>(basis[3])};
+    return combine(b, p.knot, column);
+  }
+
+  // The same with the basis already in T, as the CUDA kernels keep it once per edge for all
+  // their channel threads.
+  DISTSPEC_MACE_HD T combine(const T basis[4], int64_t knot, int64_t column) const {
+    const T* lo = table + knot * 2 * width + column;
     const T* hi = lo + 2 * width;
-    return static_cast<T>(basis[0]) * lo[0] + static_cast<T>(basis[1]) * lo[width] +
-           static_cast<T>(basis[2]) * hi[0] + static_cast<T>(basis[3]) * hi[width];
+    return basis[0] * lo[0] + basis[1] * lo[width] + basis[2] * hi[0] + basis[3] * hi[width];
   }
 };
 

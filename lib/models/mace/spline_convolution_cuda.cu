@@ -1,21 +1,28 @@
 // The convolution of spline_convolution.h on the GPU. One block per receiver row, one thread per
 // channel (blockDim = C rounded up to a warp, C <= 1024): a row's edges are found by binary search
 // in the grouped receivers, and each thread sums its channel's share of the row over them, so the
-// forward writes every message row once, with no atomics. Every thread of a block computes the
-// edge's radius (fp64), harmonics and spline segment itself: the loads are broadcasts, and the
-// block needs no synchronisation in the forward.
+// forward writes every message row once, with no atomics.
+//
+// What is the same for every channel of an edge (its fp64 radius and direction, harmonics, spline
+// segment, and each path's coupling matrix A = cg . Y) is computed once per edge by the block, for
+// a tile of up to kTileEdges edges at a time, into shared memory; the channel threads then read it as
+// broadcasts. Each path's channel work is instantiated for its (l1, l2, l3), so that a thread's
+// rows of x, the gradient and its 16 sums stay in registers (loops of a size known only at run
+// time would index them through local memory).
 //
 // The backward runs the same grid: the receiver's gradient row drives each edge's three products
-// (d/dx of the sender, d/dR and d/dY per channel); the channels' d/dr and d/dY are summed across the
-// block for the edge's d/dv, and the sender's row gets its gradient by atomics. Atomics rather
-// than a second pass by sender: that pass needs a sender-grouped copy of the edge list each step,
-// and rereads every receiver gradient row through it; the atomics of one edge go to one sender row
-// (D_in per channel, 4 for MACE-MP-0), spread over the launch, so they rarely collide. They make
-// fp32 gradient sums order-dependent (1e-7 relative). To measure on the GPU machine.
+// (d/dx of the sender, d/dR and d/dY per channel). The channels' d/dr and d/dY of an edge are
+// summed per warp by shuffles and across warps once per tile, where one thread per edge turns them
+// into the edge's d/dv. The sender's row gets its gradient by atomics: a second pass by sender
+// would need a sender-grouped copy of the edge list each step and reread every receiver gradient
+// row through it; the atomics of one edge go to one sender row (D_in per channel, 4 for MACE-MP-0),
+// spread over the launch, so they rarely collide. They make fp32 gradient sums order-dependent
+// (1e-7 relative).
 #include <cuda_runtime.h>
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "models/mace/spherical_harmonics.h"
 #include "models/mace/spline_convolution.h"
@@ -27,6 +34,9 @@ constexpr int kMaxD = 2 * kMaxShL + 1;
 constexpr int kWarp = 32;
 constexpr int kMaxThreads = 1024;
 constexpr int kDefaultSharedBytes = 48 * 1024;
+// Most edges whose shared data a block holds at once: each tile costs the block 4
+// synchronisations. Fewer where the paths' matrices would not fit (SharedLayout).
+constexpr int kTileEdges = 8;
 // What a block reduces per edge in the backward: dE/dr and dE/dY_1..15 (Y_0 is constant).
 constexpr int kEdgeSums = kShDim;
 
@@ -46,170 +56,364 @@ __device__ int64_t first_edge_of(const int64_t* receivers, int64_t n_edges, int6
   return lo;
 }
 
-struct DevicePath {
-  int d1, d2, d3, y0;
-  int64_t in, out, cg_begin, cg_end;
+// One row of the path table as the block keeps it: offsets within a row in elements, and where
+// the path's coupling matrix (per tile edge) and dense CG block (backward) lie in shared memory.
+struct SharedPath {
+  int l1, l2, l3;
+  int in, out;          // element offsets of the path's input and output blocks in a row
+  int a_offset;         // of A[d1][d3] within an edge's coupling matrices
+  int cg_offset;        // of cg[d1][d2][d3] within the dense CG blocks
+  int first_of_input;   // the first path to read its input block: it sends that block's atomics
 };
 
-__device__ DevicePath path_of(const int64_t* row) {
-  return {static_cast<int>(2 * row[kL1] + 1), static_cast<int>(2 * row[kL2] + 1),
-          static_cast<int>(2 * row[kL3] + 1), static_cast<int>(row[kL2] * row[kL2]),
-          row[kInOffset], row[kOutOffset], row[kCgBegin], row[kCgEnd]};
+// An edge as every channel thread reads it.
+template <class T>
+struct EdgeShared {
+  double dir[3];
+  double r;
+  double Y[kShDim];
+  T value_basis[4];
+  T slope_basis[4];
+  int64_t knot;
+  int64_t sender;
+  int inside;
+};
+
+__host__ __device__ constexpr size_t align_up(size_t bytes) {
+  return (bytes + 15) / 16 * 16;
 }
 
-// The edge's direction and place in the table; false where it contributes nothing.
+// The block's dynamic shared memory: edges, paths, coupling matrices, then the pass's own arrays
+// (forward: the row's output slots per thread; backward: the dense CG blocks, the sender's input
+// slots per thread and the warps' edge sums), for `tile` edges at a time. Sizes are bounds from
+// n_paths (the path table is on the device); the block packs its paths into them.
 template <class T>
-__device__ bool edge_direction(const SplineConvolution<T>& conv, int64_t e, double u[3], double& r) {
-  const T* v = conv.vectors + 3 * e;
-  const double x = v[0], y = v[1], z = v[2];
-  r = sqrt(x * x + y * y + z * z);
-  if (!conv.radial.inside(r)) return false;
-  u[0] = x / r;
-  u[1] = y / r;
-  u[2] = z / r;
-  return true;
+struct SharedLayout {
+  size_t edges = 0, paths = 0, coupling = 0, cg = 0, slots = 0, sums = 0, total = 0;
+
+  __host__ __device__ SharedLayout(int64_t n_paths, int64_t slot_count, int threads, bool backward, int tile) {
+    const size_t a_bound = static_cast<size_t>(n_paths) * kMaxD * kMaxD;
+    size_t at = 0;
+    edges = at;
+    at += align_up(sizeof(EdgeShared<T>) * tile);
+    paths = at;
+    at += align_up(sizeof(SharedPath) * static_cast<size_t>(n_paths));
+    coupling = at;
+    at += align_up(sizeof(T) * a_bound * tile);
+    cg = at;
+    if (backward) at += align_up(sizeof(T) * static_cast<size_t>(n_paths) * kMaxD * kMaxD * kMaxD);
+    slots = at;
+    at += align_up(sizeof(T) * static_cast<size_t>(slot_count) * threads);
+    sums = at;
+    if (backward) at += align_up(sizeof(T) * tile * (threads / kWarp) * kEdgeSums);
+    total = at;
+  }
+};
+
+template <class T>
+struct BlockShared {
+  EdgeShared<T>* edges;
+  SharedPath* paths;
+  T* coupling;  // [tile][a_stride]
+  T* cg;        // backward: dense [d1][d2][d3] per path
+  T* slots;     // [slot][blockDim]: this thread's row slots
+  T* sums;      // backward: [tile][warps][kEdgeSums]
+  int a_stride;
+
+  __device__ BlockShared(unsigned char* bytes, const SharedLayout<T>& layout)
+      : edges(reinterpret_cast<EdgeShared<T>*>(bytes + layout.edges)),
+        paths(reinterpret_cast<SharedPath*>(bytes + layout.paths)),
+        coupling(reinterpret_cast<T*>(bytes + layout.coupling)),
+        cg(reinterpret_cast<T*>(bytes + layout.cg)),
+        slots(reinterpret_cast<T*>(bytes + layout.slots)),
+        sums(reinterpret_cast<T*>(bytes + layout.sums)),
+        a_stride(0) {}
+};
+
+// The path table into shared memory (packed offsets from one thread: n_paths is small), then, for
+// the backward, each path's dense CG block from its own thread (sparse entries summed in order).
+template <class T>
+__device__ void load_paths(const SplineConvolution<T>& conv, BlockShared<T>& s, bool dense_cg) {
+  __shared__ int a_stride;
+  if (threadIdx.x == 0) {
+    int a = 0, cg = 0;
+    for (int64_t q = 0; q < conv.n_paths; ++q) {
+      const int64_t* row = conv.paths + q * kPathColumns;
+      SharedPath p;
+      p.l1 = static_cast<int>(row[kL1]);
+      p.l2 = static_cast<int>(row[kL2]);
+      p.l3 = static_cast<int>(row[kL3]);
+      p.in = static_cast<int>(row[kInOffset]);
+      p.out = static_cast<int>(row[kOutOffset]);
+      p.a_offset = a;
+      p.cg_offset = cg;
+      p.first_of_input = 1;
+      for (int64_t earlier = 0; earlier < q; ++earlier)
+        if (conv.paths[earlier * kPathColumns + kInOffset] == row[kInOffset]) p.first_of_input = 0;
+      const int d1 = 2 * p.l1 + 1, d2 = 2 * p.l2 + 1, d3 = 2 * p.l3 + 1;
+      a += d1 * d3;
+      cg += d1 * d2 * d3;
+      s.paths[q] = p;
+    }
+    a_stride = a;
+  }
+  __syncthreads();
+  s.a_stride = a_stride;
+  if (!dense_cg) return;
+  for (int64_t q = threadIdx.x; q < conv.n_paths; q += blockDim.x) {
+    const SharedPath p = s.paths[q];
+    const int d2 = 2 * p.l2 + 1, d3 = 2 * p.l3 + 1, size = (2 * p.l1 + 1) * d2 * d3;
+    T* block = s.cg + p.cg_offset;
+    for (int n = 0; n < size; ++n) block[n] = T(0);
+    const int64_t* row = conv.paths + q * kPathColumns;
+    for (int64_t n = row[kCgBegin]; n < row[kCgEnd]; ++n) {
+      const int64_t* ijk = conv.cg_ijk + 3 * n;
+      block[(ijk[0] * d2 + ijk[1]) * d3 + ijk[2]] += conv.cg_value[n];
+    }
+  }
+  __syncthreads();
 }
 
-// A[i][k] = sum_j cg[i, j, k] Y_j for one path.
+// Tile edges [e0, e0 + n): radius, direction, harmonics and spline segment, one thread per edge;
+// then each (edge, path)'s A[i][k] = sum_j cg[i, j, k] Y_j, one thread per pair. Ends synchronised.
 template <class T>
-__device__ void coupling(const SplineConvolution<T>& conv, const DevicePath& p, const double* Y, T A[kMaxD][kMaxD]) {
-  for (int i = 0; i < p.d1; ++i)
-    for (int k = 0; k < p.d3; ++k) A[i][k] = T(0);
-  for (int64_t n = p.cg_begin; n < p.cg_end; ++n) {
-    const int64_t* ijk = conv.cg_ijk + 3 * n;
-    A[ijk[0]][ijk[2]] += conv.cg_value[n] * static_cast<T>(Y[p.y0 + ijk[1]]);
+__device__ void load_tile(const SplineConvolution<T>& conv, int64_t e0, int n, BlockShared<T>& s) {
+  for (int t = threadIdx.x; t < n; t += blockDim.x) {
+    EdgeShared<T>& g = s.edges[t];
+    const int64_t e = e0 + t;
+    const T* v = conv.vectors + 3 * e;
+    const double x = v[0], y = v[1], z = v[2];
+    const double r = sqrt(x * x + y * y + z * z);
+    g.r = r;
+    g.sender = conv.senders[e];
+    g.inside = conv.radial.inside(r);
+    if (!g.inside) continue;
+    double dir[3] = {x / r, y / r, z / r}, Y[kShDim];
+    spherical_harmonics(dir, Y);
+    const SplinePoint point = conv.radial.locate(r);
+    for (int a = 0; a < 3; ++a) g.dir[a] = dir[a];
+    for (int j = 0; j < kShDim; ++j) g.Y[j] = Y[j];
+    for (int b = 0; b < 4; ++b) {
+      g.value_basis[b] = static_cast<T>(point.value_basis[b]);
+      g.slope_basis[b] = static_cast<T>(point.slope_basis[b]);
+    }
+    g.knot = point.knot;
+  }
+  __syncthreads();
+  for (int64_t w = threadIdx.x; w < n * conv.n_paths; w += blockDim.x) {
+    const int t = static_cast<int>(w / conv.n_paths);
+    const int64_t q = w % conv.n_paths;
+    if (!s.edges[t].inside) continue;
+    const SharedPath& p = s.paths[q];
+    const int d3 = 2 * p.l3 + 1, y0 = p.l2 * p.l2;
+    T* A = s.coupling + t * s.a_stride + p.a_offset;
+    for (int m = 0; m < (2 * p.l1 + 1) * d3; ++m) A[m] = T(0);
+    const int64_t* row = conv.paths + q * kPathColumns;
+    for (int64_t c = row[kCgBegin]; c < row[kCgEnd]; ++c) {
+      const int64_t* ijk = conv.cg_ijk + 3 * c;
+      A[ijk[0] * d3 + ijk[2]] += conv.cg_value[c] * static_cast<T>(s.edges[t].Y[y0 + ijk[1]]);
+    }
+  }
+  __syncthreads();
+}
+
+template <int L1, int L2, int L3>
+struct Dims {
+  enum : int { d1 = 2 * L1 + 1, d2 = 2 * L2 + 1, d3 = 2 * L3 + 1, y0 = L2 * L2 };
+};
+
+// f(Dims<l1, l2, l3>{}) for the path's degrees; a triple that breaks the triangle rule (which no
+// e3nn path has) instantiates nothing.
+template <int L1, int L2, class F>
+__device__ __forceinline__ void with_l3(int l3, F& f) {
+  constexpr int lo = L1 > L2 ? L1 - L2 : L2 - L1, hi = L1 + L2;
+  switch (l3) {
+    case 0: if constexpr (lo <= 0 && 0 <= hi) f(Dims<L1, L2, 0>{}); break;
+    case 1: if constexpr (lo <= 1 && 1 <= hi) f(Dims<L1, L2, 1>{}); break;
+    case 2: if constexpr (lo <= 2 && 2 <= hi) f(Dims<L1, L2, 2>{}); break;
+    case 3: if constexpr (lo <= 3 && 3 <= hi) f(Dims<L1, L2, 3>{}); break;
+    default: break;
+  }
+}
+template <int L1, class F>
+__device__ __forceinline__ void with_l2(int l2, int l3, F& f) {
+  switch (l2) {
+    case 0: with_l3<L1, 0>(l3, f); break;
+    case 1: with_l3<L1, 1>(l3, f); break;
+    case 2: with_l3<L1, 2>(l3, f); break;
+    case 3: with_l3<L1, 3>(l3, f); break;
+    default: break;
+  }
+}
+template <class F>
+__device__ __forceinline__ void with_dims(const SharedPath& p, F&& f) {
+  static_assert(kMaxShL == 3, "with_dims instantiates l <= 3");
+  switch (p.l1) {
+    case 0: with_l2<0>(p.l2, p.l3, f); break;
+    case 1: with_l2<1>(p.l2, p.l3, f); break;
+    case 2: with_l2<2>(p.l2, p.l3, f); break;
+    case 3: with_l2<3>(p.l2, p.l3, f); break;
+    default: break;
   }
 }
 
 template <class T>
-__global__ void forward_kernel(SplineConvolution<T> conv, int64_t n_out, T* message) {
-  extern __shared__ unsigned char shared_bytes[];
-  T* acc = reinterpret_cast<T*>(shared_bytes);  // [out_dim / C][blockDim]: this thread's row slots
-  const int64_t row = blockIdx.x;
-  const int tid = threadIdx.x, stride = blockDim.x;
-  const int64_t C = conv.channels, u = tid;
+__global__ void forward_kernel(SplineConvolution<T> conv, int64_t n_out, int tile, T* message) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const int stride = blockDim.x, tid = threadIdx.x;
+  const int64_t C = conv.channels, u = tid, slots = conv.out_dim / C;
+  BlockShared<T> s(shared_bytes, SharedLayout<T>(conv.n_paths, slots, stride, false, tile));
+  load_paths(conv, s, false);
   const bool active = u < C;
-  const int64_t slots = conv.out_dim / C;
-  for (int64_t q = 0; q < slots; ++q) acc[q * stride + tid] = T(0);
+  T* acc = s.slots + tid;
+  for (int64_t q = 0; q < slots; ++q) acc[q * stride] = T(0);
+  const int64_t row = blockIdx.x;
   const int64_t begin = first_edge_of(conv.receivers, conv.n_edges, row);
   const int64_t end = first_edge_of(conv.receivers, conv.n_edges, row + 1);
-  T A[kMaxD][kMaxD];
-  for (int64_t e = begin; e < end && active; ++e) {
-    double dir[3], r, Y[kShDim];
-    if (!edge_direction(conv, e, dir, r)) continue;
-    spherical_harmonics(dir, Y);
-    const SplinePoint point = conv.radial.locate(r);
-    const T* x = conv.node_feats + conv.senders[e] * conv.in_dim;
-    for (int64_t q = 0; q < conv.n_paths; ++q) {
-      const DevicePath p = path_of(conv.paths + q * kPathColumns);
-      coupling(conv, p, Y, A);
-      const T R = conv.radial.evaluate(point, q * C + u, false);
-      const T* xu = x + p.in + u * p.d1;
-      T* slot = acc + (p.out / C) * stride + tid;
-      for (int i = 0; i < p.d1; ++i) {
-        const T xr = R * xu[i];
-        for (int k = 0; k < p.d3; ++k) slot[k * stride] += xr * A[i][k];
+  for (int64_t e0 = begin; e0 < end; e0 += tile) {
+    const int n = static_cast<int>(end - e0 < tile ? end - e0 : tile);
+    load_tile(conv, e0, n, s);
+    for (int t = 0; t < n && active; ++t) {
+      const EdgeShared<T>& g = s.edges[t];
+      if (!g.inside) continue;
+      const T* x = conv.node_feats + g.sender * conv.in_dim;
+      const T* A_edge = s.coupling + t * s.a_stride;
+      for (int64_t q = 0; q < conv.n_paths; ++q) {
+        const SharedPath& p = s.paths[q];
+        with_dims(p, [&](auto dims) {
+          using D = decltype(dims);
+          const T R = conv.radial.combine(g.value_basis, g.knot, q * C + u);
+          const T* xu = x + p.in + u * D::d1;
+          T xr[D::d1];
+#pragma unroll
+          for (int i = 0; i < D::d1; ++i) xr[i] = R * xu[i];
+          const T* A = A_edge + p.a_offset;
+          T* slot = acc + (p.out / C) * stride;
+#pragma unroll
+          for (int k = 0; k < D::d3; ++k) {
+            T m = T(0);
+#pragma unroll
+            for (int i = 0; i < D::d1; ++i) m += xr[i] * A[i * D::d3 + k];
+            slot[k * stride] += m;
+          }
+        });
       }
     }
+    __syncthreads();
   }
   if (!active || row >= n_out) return;
   T* out = message + row * conv.out_dim;
   // Paths that share an output block write the same sums twice.
   for (int64_t q = 0; q < conv.n_paths; ++q) {
-    const DevicePath p = path_of(conv.paths + q * kPathColumns);
-    for (int k = 0; k < p.d3; ++k) out[p.out + u * p.d3 + k] = acc[(p.out / C + k) * stride + tid];
+    const SharedPath& p = s.paths[q];
+    const int d3 = 2 * p.l3 + 1;
+    for (int k = 0; k < d3; ++k) out[p.out + u * d3 + k] = acc[(p.out / C + k) * stride];
   }
 }
 
-// Sums the block's values of `v` into sums[0..kEdgeSums) of thread 0 (shared `scratch` of
-// kEdgeSums per warp).
 template <class T>
-__device__ void block_sum(T v[kEdgeSums], T* scratch) {
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = (blockDim.x + kWarp - 1) / kWarp;
-  for (int q = 0; q < kEdgeSums; ++q) {
-    T s = v[q];
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) s += __shfl_down_sync(0xffffffffu, s, offset);
-    if (lane == 0) scratch[warp * kEdgeSums + q] = s;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0)
-    for (int q = 0; q < kEdgeSums; ++q) {
-      T s = T(0);
-      for (int w = 0; w < warps; ++w) s += scratch[w * kEdgeSums + q];
-      v[q] = s;
-    }
-  __syncthreads();
-}
-
-template <class T>
-__global__ void backward_kernel(SplineConvolution<T> conv, int64_t n_out, const T* grad_message, T* grad_node_feats,
-                                T* grad_vectors) {
-  __shared__ T scratch[(kMaxThreads / kWarp) * kEdgeSums];
-  const int64_t row = blockIdx.x;
-  const int64_t C = conv.channels, u = threadIdx.x;
+__global__ void backward_kernel(SplineConvolution<T> conv, int64_t n_out, int tile, const T* grad_message,
+                                T* grad_node_feats, T* grad_vectors) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const int stride = blockDim.x, tid = threadIdx.x, lane = tid % kWarp, warp = tid / kWarp,
+            warps = stride / kWarp;
+  const int64_t C = conv.channels, u = tid, in_slots = conv.in_dim / C;
+  BlockShared<T> s(shared_bytes, SharedLayout<T>(conv.n_paths, in_slots, stride, true, tile));
+  load_paths(conv, s, true);
   const bool active = u < C;
+  const int64_t row = blockIdx.x;
   const int64_t begin = first_edge_of(conv.receivers, conv.n_edges, row);
   const int64_t end = row < n_out ? first_edge_of(conv.receivers, conv.n_edges, row + 1) : begin;
   const T* gm = grad_message + row * conv.out_dim;
-  T A[kMaxD][kMaxD];
-  for (int64_t e = begin; e < end; ++e) {
-    double dir[3], r;
-    // Uniform across the block: every thread reads the same vector.
-    if (!edge_direction(conv, e, dir, r)) {
-      if (threadIdx.x == 0) grad_vectors[3 * e] = grad_vectors[3 * e + 1] = grad_vectors[3 * e + 2] = T(0);
-      continue;
-    }
-    double Y[kShDim];
-    spherical_harmonics(dir, Y);
-    const SplinePoint point = conv.radial.locate(r);
-    const int64_t s = conv.senders[e];
-    const T* x = conv.node_feats + s * conv.in_dim;
-    T sums[kEdgeSums] = {};  // [0]: dE/dr, [j]: dE/dY_j
-    T gx[kMaxInPerChannel] = {};  // this channel's d/dx of the sender, per input slot
-    for (int64_t q = 0; q < conv.n_paths && active; ++q) {
-      const DevicePath p = path_of(conv.paths + q * kPathColumns);
-      coupling(conv, p, Y, A);
-      const T R = conv.radial.evaluate(point, q * C + u, false);
-      const T dR = conv.radial.evaluate(point, q * C + u, true);
-      T xu[kMaxD], gu[kMaxD];
-      for (int i = 0; i < p.d1; ++i) xu[i] = x[p.in + u * p.d1 + i];
-      for (int k = 0; k < p.d3; ++k) gu[k] = gm[p.out + u * p.d3 + k];
-      T dE_dR = T(0);
-      for (int i = 0; i < p.d1; ++i) {
-        T t = T(0);
-        for (int k = 0; k < p.d3; ++k) t += A[i][k] * gu[k];
-        gx[p.in / C + i] += R * t;
-        dE_dR += xu[i] * t;
+  T* gx = s.slots + tid;  // this channel's d/dx of the edge's sender, per input slot
+  for (int64_t e0 = begin; e0 < end; e0 += tile) {
+    const int n = static_cast<int>(end - e0 < tile ? end - e0 : tile);
+    load_tile(conv, e0, n, s);
+    for (int t = 0; t < n; ++t) {
+      const EdgeShared<T>& g = s.edges[t];
+      if (!g.inside) continue;  // uniform across the block
+      T sums[kEdgeSums] = {};   // [0]: dE/dr, [j]: dE/dY_j
+      if (active) {
+        for (int64_t q = 0; q < in_slots; ++q) gx[q * stride] = T(0);
+        const T* x = conv.node_feats + g.sender * conv.in_dim;
+        const T* A_edge = s.coupling + t * s.a_stride;
+        for (int64_t q = 0; q < conv.n_paths; ++q) {
+          const SharedPath& p = s.paths[q];
+          with_dims(p, [&](auto dims) {
+            using D = decltype(dims);
+            const T R = conv.radial.combine(g.value_basis, g.knot, q * C + u);
+            const T dR = conv.radial.combine(g.slope_basis, g.knot, q * C + u);
+            T xu[D::d1], gu[D::d3];
+#pragma unroll
+            for (int i = 0; i < D::d1; ++i) xu[i] = x[p.in + u * D::d1 + i];
+#pragma unroll
+            for (int k = 0; k < D::d3; ++k) gu[k] = gm[p.out + u * D::d3 + k];
+            const T* A = A_edge + p.a_offset;
+            T* gxp = gx + (p.in / C) * stride;
+            T dE_dR = T(0);
+#pragma unroll
+            for (int i = 0; i < D::d1; ++i) {
+              T a = T(0);  // (A g)_i
+#pragma unroll
+              for (int k = 0; k < D::d3; ++k) a += A[i * D::d3 + k] * gu[k];
+              gxp[i * stride] += R * a;
+              dE_dR += xu[i] * a;
+            }
+            sums[0] += dR * dE_dR;
+            // Y_0 is constant, and its slot holds dE/dr: an l = 0 path adds nothing through Y.
+            if constexpr (D::y0 > 0) {
+              const T* cg = s.cg + p.cg_offset;
+#pragma unroll
+              for (int i = 0; i < D::d1; ++i) {
+                const T rx = R * xu[i];
+#pragma unroll
+                for (int j = 0; j < D::d2; ++j) {
+                  T m = T(0);
+#pragma unroll
+                  for (int k = 0; k < D::d3; ++k) m += cg[(i * D::d2 + j) * D::d3 + k] * gu[k];
+                  sums[D::y0 + j] += rx * m;
+                }
+              }
+            }
+          });
+        }
+        // One atomic per input slot of this channel: paths reading one input block share its slots.
+        T* gs = grad_node_feats + g.sender * conv.in_dim;
+        for (int64_t q = 0; q < conv.n_paths; ++q) {
+          const SharedPath& p = s.paths[q];
+          if (!p.first_of_input) continue;
+          const int d1 = 2 * p.l1 + 1;
+          for (int i = 0; i < d1; ++i) atomicAdd(gs + p.in + u * d1 + i, gx[(p.in / C + i) * stride]);
+        }
       }
-      sums[0] += dR * dE_dR;
-      // Y_0 is constant, and its slot holds dE/dr: an l = 0 path adds nothing through Y.
-      for (int64_t n = p.cg_begin; n < p.cg_end && p.y0 > 0; ++n) {
-        const int64_t* ijk = conv.cg_ijk + 3 * n;
-        sums[p.y0 + ijk[1]] += conv.cg_value[n] * R * xu[ijk[0]] * gu[ijk[2]];
+#pragma unroll
+      for (int q = 0; q < kEdgeSums; ++q) {
+        T v = sums[q];
+        for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (lane == 0) s.sums[(t * warps + warp) * kEdgeSums + q] = v;
       }
     }
-    if (active) {
-      // One atomic per input slot of this channel: paths reading one input block share its slots.
-      T* gs = grad_node_feats + s * conv.in_dim;
-      for (int64_t q = 0; q < conv.n_paths; ++q) {
-        const DevicePath p = path_of(conv.paths + q * kPathColumns);
-        bool first = true;
-        for (int64_t earlier = 0; earlier < q && first; ++earlier)
-          first = conv.paths[earlier * kPathColumns + kInOffset] != p.in;
-        if (!first) continue;
-        for (int i = 0; i < p.d1; ++i) atomicAdd(gs + p.in + u * p.d1 + i, gx[p.in / C + i]);
+    __syncthreads();
+    // One thread per tile edge: the warps' sums, and the edge's d/dv through r and Y.
+    for (int t = tid; t < n; t += stride) {
+      const EdgeShared<T>& g = s.edges[t];
+      T* gv = grad_vectors + 3 * (e0 + t);
+      if (!g.inside) {
+        gv[0] = gv[1] = gv[2] = T(0);
+        continue;
       }
-    }
-    block_sum(sums, scratch);
-    if (threadIdx.x == 0) {
+      double total[kEdgeSums] = {};
+      for (int w = 0; w < warps; ++w)
+        for (int q = 0; q < kEdgeSums; ++q) total[q] += static_cast<double>(s.sums[(t * warps + w) * kEdgeSums + q]);
       double Yv[kShDim], dY_dv[kShDim][3];
-      spherical_harmonics_with_gradient(dir, r, Yv, dY_dv);
+      spherical_harmonics_with_gradient(g.dir, g.r, Yv, dY_dv);
       for (int a = 0; a < 3; ++a) {
-        double d = static_cast<double>(sums[0]) * dir[a];
-        for (int j = 1; j < kShDim; ++j) d += static_cast<double>(sums[j]) * dY_dv[j][a];
-        grad_vectors[3 * e + a] = static_cast<T>(d);
+        double d = total[0] * g.dir[a];
+        for (int j = 1; j < kShDim; ++j) d += total[j] * dY_dv[j][a];
+        gv[a] = static_cast<T>(d);
       }
     }
+    __syncthreads();
   }
 }
 
@@ -220,6 +424,30 @@ int threads_for(int64_t channels) {
   return static_cast<int>((channels + kWarp - 1) / kWarp * kWarp);
 }
 
+// The block's layout for the largest tile (kTileEdges, then halves) whose shared memory this
+// device gives one block, with the kernel allowed that much; refuses what fits not even one edge.
+template <class T, class Kernel>
+SharedLayout<T> reserve_shared(Kernel kernel, const SplineConvolution<T>& conv, int64_t slot_count, int threads,
+                               bool backward, int& tile) {
+  int device = 0, most = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit");
+  for (tile = kTileEdges; tile >= 1; tile /= 2) {
+    const SharedLayout<T> layout(conv.n_paths, slot_count, threads, backward, tile);
+    if (layout.total > static_cast<size_t>(most)) continue;
+    if (layout.total > kDefaultSharedBytes)
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(layout.total)),
+            "reserving the block's shared memory");
+    return layout;
+  }
+  const size_t need = SharedLayout<T>(conv.n_paths, slot_count, threads, backward, 1).total;
+  throw std::runtime_error(std::string("distspec_mace::spline_convolution (CUDA): the ") +
+                           (backward ? "backward" : "forward") + " needs " + std::to_string(need) +
+                           " bytes of shared memory per block for " + std::to_string(conv.n_paths) + " paths and " +
+                           std::to_string(conv.channels) + " channels, and this device gives at most " +
+                           std::to_string(most) + "; export with fewer channels or paths, or run this layer on the CPU");
+}
+
 }  // namespace
 
 template <class T>
@@ -227,12 +455,10 @@ void spline_convolution_forward_cuda(const SplineConvolution<T>& conv, int64_t n
                                      CUstream_st* stream) {
   if (n_out == 0) return;
   const int threads = threads_for(conv.channels);
-  const size_t shared = static_cast<size_t>(conv.out_dim / conv.channels) * threads * sizeof(T);
-  if (shared > kDefaultSharedBytes)
-    check(cudaFuncSetAttribute(forward_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(shared)),
-          "the forward's row accumulators exceed the shared memory a block can have");
-  forward_kernel<T><<<static_cast<unsigned>(n_out), threads, shared, stream>>>(conv, n_out, message);
+  int tile = 0;
+  const size_t shared =
+      reserve_shared(forward_kernel<T>, conv, conv.out_dim / conv.channels, threads, false, tile).total;
+  forward_kernel<T><<<static_cast<unsigned>(n_out), threads, shared, stream>>>(conv, n_out, tile, message);
   check(cudaGetLastError(), "forward launch");
 }
 
@@ -241,11 +467,13 @@ void spline_convolution_backward_cuda(const SplineConvolution<T>& conv, int64_t 
                                       T* grad_node_feats, T* grad_vectors, CUstream_st* stream) {
   if (conv.n_edges == 0) return;
   const int threads = threads_for(conv.channels);
+  int tile = 0;
+  const size_t shared = reserve_shared(backward_kernel<T>, conv, conv.in_dim / conv.channels, threads, true, tile).total;
   // Every edge's receiver is a row < n_out (the op's contract), so the rows' blocks cover every
   // edge and write each d/dv once.
   if (n_out > 0)
-    backward_kernel<T><<<static_cast<unsigned>(n_out), threads, 0, stream>>>(conv, n_out, grad_message,
-                                                                           grad_node_feats, grad_vectors);
+    backward_kernel<T><<<static_cast<unsigned>(n_out), threads, shared, stream>>>(conv, n_out, tile, grad_message,
+                                                                                grad_node_feats, grad_vectors);
   check(cudaGetLastError(), "backward launch");
 }
 
