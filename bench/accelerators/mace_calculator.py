@@ -27,6 +27,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sevennet_model_call import arguments, build_each, crystal  # noqa: E402
 
 
+
+def failure(e: Exception) -> str:
+    """One table cell for a call that raised: a TorchScript model raises its out-of-memory error as a
+    RuntimeError whose first lines are the interpreter's traceback, so the cause is its last line."""
+    text = str(e)
+    if "out of memory" in text.lower():
+        return "out of GPU memory"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"fails: {type(e).__name__}: {(lines[-1] if lines else '')[:160]}".replace("|", "/")
+
 def calculator(model: str, accelerator: str):
     from mace.calculators import MACECalculator  # noqa: PLC0415
 
@@ -71,7 +81,7 @@ def main() -> int:
                 print(f"| {len(atoms)} | {acc} | out of GPU memory | | | |", flush=True)
                 continue
             except Exception as e:  # noqa: BLE001
-                print(f"| {len(atoms)} | {acc} | fails: {type(e).__name__}: {str(e)[:120]} | | | |", flush=True)
+                print(f"| {len(atoms)} | {acc} | {failure(e)} | | | |", flush=True)
                 continue
             if acc == "e3nn":
                 reference = forces
