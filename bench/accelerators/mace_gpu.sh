@@ -13,8 +13,10 @@
 #                                             mace-torch's own call (mace_calculator.py) beside it
 #   bench/accelerators/mace_gpu.sh nve        1 000 NVE steps of 512 atoms per export in model/;
 #                                             drift.py's table (nve.md)
-#   bench/accelerators/mace_gpu.sh profile    Nsight Systems' kernel summary of 2 steps at 10 648
-#                                             atoms per export (kernels.ACC.csv)
+#   bench/accelerators/mace_gpu.sh profile    Nsight Systems' kernel and CUDA API summaries of 2
+#                                             steps at 10 648 atoms (PROFILE_CELLS 11, PROFILE_STEPS 1:
+#                                             the steps after the warm-up step) per export
+#                                             (kernels.ACC_cuda_gpu_kern_sum.csv, ..._cuda_api_sum.csv)
 # Each copies its run folder (no model files) into $OUT/mace when OUT is set. Environment:
 # BENCH_ACCELERATORS (mace-kernels), BENCH_MACE_ARGS (the exports' build() arguments,
 # '{"inter_scale": 3000}'), BENCH_CELLS_mace_kernels, MACE_OWN_CELLS ("11 17"), NVE_CELLS (4),
@@ -78,7 +80,7 @@ case ${1:-} in
         LD_LIBRARY_PATH="$(dirname "$DISTSPEC_PLUGIN"):$LD_LIBRARY_PATH" timeout "$(left)" \
         "$nsys" profile -t cuda --sample=none --cpuctxsw=none -o "profile.$acc" -f true "$DISTSPEC_LMP" \
         -in "$root/bench/sevennet_cpu/in.bench" -log "log.profile.$acc" -screen none \
-        -var plugin "$(basename "$DISTSPEC_PLUGIN")" -var n 11 -var steps 1 -var model "model/mace_$acc.json" \
+        -var plugin "$(basename "$DISTSPEC_PLUGIN")" -var n "${PROFILE_CELLS:-11}" -var steps "${PROFILE_STEPS:-1}" -var model "model/mace_$acc.json" \
         -var device cuda > "nsys.$acc.out" 2>&1) || status=1
       # nsys turns its stream into a report with QdstrmImporter, which needs elfutils' libdw (on
       # one H100 machine it was missing: "libdw.so.1: cannot open shared object file"): without a
@@ -89,8 +91,8 @@ case ${1:-} in
           -i "profile.$acc.qdstrm") \
           >> "$out/nsys.$acc.out" 2>&1 || status=1
       fi
-      env -u LD_LIBRARY_PATH "$nsys" stats --report cuda_gpu_kern_sum --format csv --force-export true \
-        -o "$out/kernels.$acc" "$out/profile.$acc.nsys-rep" >> "$out/nsys.$acc.out" 2>&1 || status=1
+      env -u LD_LIBRARY_PATH "$nsys" stats --report cuda_gpu_kern_sum --report cuda_api_sum --format csv \
+        --force-export true -o "$out/kernels.$acc" "$out/profile.$acc.nsys-rep" >> "$out/nsys.$acc.out" 2>&1 || status=1
       rm -f "$out/profile.$acc".{nsys-rep,sqlite,qdstrm}
       cut -c1-200 "$out"/kernels."$acc"*.csv 2>/dev/null | head -20 >&2
     done ;;

@@ -40,6 +40,7 @@ class SevenNetSerial final : public Model {
       throw Error(model_error_id::io, "/parameters/graph", "graph file " + graph_path_ + " does not exist or is not a file",
                   "the path is relative to the model file's folder");
     torch::jit::ExtraFilesMap extra{{"chemical_symbols_to_index", ""}, {"cutoff", ""}, {"dtype", ""}, {"model_type", ""}};
+    fuse_for_dynamic_shapes();
     try {
       module_ = torch::jit::load(graph_path_, device_, extra);
     } catch (const std::exception& e) {

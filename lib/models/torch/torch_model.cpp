@@ -403,6 +403,7 @@ class TorchModel final : public Model {
 
   // `extra`: the module's extra files to read, by name.
   void load_script(const c10::Device& where, torch::jit::ExtraFilesMap* extra = nullptr) {
+    fuse_for_dynamic_shapes();
     try {
       torch::jit::ExtraFilesMap none;
       script_ = torch::jit::load(params_.graph, where, extra ? *extra : none);
