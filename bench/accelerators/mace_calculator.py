@@ -27,7 +27,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sevennet_model_call import arguments, build_each, crystal  # noqa: E402
 
 
-
 def failure(e: Exception) -> str:
     """One table cell for a call that raised: a TorchScript model raises its out-of-memory error as a
     RuntimeError whose first lines are the interpreter's traceback, so the cause is its last line."""
@@ -36,6 +35,7 @@ def failure(e: Exception) -> str:
         return "out of GPU memory"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return f"fails: {type(e).__name__}: {(lines[-1] if lines else '')[:160]}".replace("|", "/")
+
 
 def calculator(model: str, accelerator: str):
     from mace.calculators import MACECalculator  # noqa: PLC0415
