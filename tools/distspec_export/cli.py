@@ -83,6 +83,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="trace tensor products and linears of the element's one-hot as the model has them, instead "
                         "of folding them into weights per exported element (sevennet, mace, nequip; "
                         "doc/torch_models.md, Element-specialised linears)")
+    p.add_argument("--no-radial-spline", action="store_true",
+                   help="trace radial MLPs of the edge length as the model has them, instead of tabulating each as "
+                        "a cubic spline (sevennet; doc/torch_models.md, Radial splines)")
+    from .radial_splines import DEFAULT_KNOTS  # noqa: PLC0415
+
+    p.add_argument("--radial-knots", type=int, default=DEFAULT_KNOTS,
+                   help=f"knots of each radial spline table (default {DEFAULT_KNOTS}); the export records the "
+                        "table's error against the MLP and keeps an MLP whose table errs by more than 1e-5")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="where an AOTInductor package runs (it is compiled for one device; default cpu); a "
                         "TorchScript graph runs on every device")
@@ -109,7 +117,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                       ("--layers", args.layers is not None), ("--device", args.device != "cpu"),
                                       ("--accelerate", args.accelerate not in ("none", "auto")),
                                       ("--quick-compile", args.quick_compile), ("--no-check", args.no_check),
-                                      ("--no-fold-elements", args.no_fold_elements))
+                                      ("--no-fold-elements", args.no_fold_elements),
+                                      ("--no-radial-spline", args.no_radial_spline),
+                                      ("--radial-knots", args.radial_knots != DEFAULT_KNOTS))
                    if given]
         if ignored:
             p.error(f"--deployed writes a model file around SevenNet's own module, which fixes its graph, precision "
@@ -227,7 +237,8 @@ def export_from_args(args: argparse.Namespace, log=print):
                   source=source, license=license_,
                   quick_compile=args.quick_compile, check_export=not args.no_check, device=args.device,
                   accelerate=args.accelerate, head=args.head, reload=reload,
-                  fold_elements=not args.no_fold_elements, log=log)
+                  fold_elements=not args.no_fold_elements, radial_spline=not args.no_radial_spline,
+                  radial_knots=args.radial_knots, log=log)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,6 +284,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  folded per element: {', '.join(f['module'] for f in folded)}")
     for k in kept:
         print(f"  not folded per element: {k['module']}: {k['why']}")
+    splines = result.radial_splines
+    if splines.get("replaced"):
+        worst = max(max(r["weight_rel"], r["slope_rel"]) for r in splines["replaced"])
+        print(f"  radial MLPs as splines of {splines['knots']} knots: {len(splines['replaced'])} "
+              f"(largest error {worst:.1e} of the largest weight or slope)")
+    for k in splines.get("kept", []):
+        print(f"  radial MLP kept: {k['module']}: {k['why']}")
     print(f"  times: {seconds}")
     if result.deviations:
         d = result.deviations

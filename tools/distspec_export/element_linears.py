@@ -79,6 +79,11 @@ def originals() -> Iterator[None]:
         _ORIGINAL.reset(token)
 
 
+def using_originals() -> bool:
+    """Whether originals() is in force (radial_splines.RadialSpline follows it too)."""
+    return _ORIGINAL.get()
+
+
 def with_originals(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` run with the original modules (originals()); its signature and attributes (the
     per-atom virial's partition) are fn's."""

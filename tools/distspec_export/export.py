@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import accelerators, adapters, check, element_linears, trace
+from . import accelerators, adapters, check, element_linears, radial_splines, trace
 from .files import file_sha256, spec_dict, spec_sha256, write_model_file, write_spec  # noqa: F401 (write_spec: public)
 from .trace import UNITS, ExportError  # noqa: F401 (UNITS: the command line's choices)
 
@@ -37,6 +37,7 @@ class ExportResult:
     deviations: dict[str, Any]
     element_linears: dict[str, Any] = dataclasses.field(default_factory=dict)  # element_linears.Record
     choices: dict[str, Any] = dataclasses.field(default_factory=dict)  # the adapter's (Adapted.choices)
+    radial_splines: dict[str, Any] = dataclasses.field(default_factory=dict)  # radial_splines.Record
 
 
 def torch_version() -> str:
@@ -66,6 +67,8 @@ class ExportOptions:
     accelerate: str = "none"
     head: str | None = None  # the head of a multi-head MACE model
     fold_elements: bool = True  # element_linears.py: modules of the element's one-hot folded per element
+    radial_spline: bool = True  # radial_splines.py: radial MLPs of r alone tabulated as splines
+    radial_knots: int = radial_splines.DEFAULT_KNOTS
 
     @property
     def dtype(self) -> torch.dtype:
@@ -123,7 +126,8 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
            source: str | None = None, license: str | None = None,  # noqa: A002
            quick_compile: bool = False, check_export: bool = True, device: str = "cpu",
            accelerate: str = "none", head: str | None = None, reload: Callable[[], Any] | None = None,
-           fold_elements: bool = True, log: Callable[[str], None] = print) -> ExportResult:
+           fold_elements: bool = True, radial_spline: bool = True, radial_knots: int = radial_splines.DEFAULT_KNOTS,
+           log: Callable[[str], None] = print) -> ExportResult:
     """Export `model` for `pair_style distspec` (doc/torch_models.md, contract 1).
 
     model: a module with the contract's forward (`forward(positions, species, edge_index,
@@ -145,13 +149,16 @@ def export(model: Any, spec: Any, elements: list[str], cutoff: float, units: str
     head: the head a multi-head MACE model is exported with (its `heads`), None for a model of one.
     fold_elements: fold each tensor product or linear of the element's one-hot (SevenNet's, MACE's and
         NequIP's, element_linears.py) into weights per exported element; False traces them as they are.
+    radial_spline: tabulate each radial MLP of the edge length alone (SevenNet's) as a cubic Hermite
+        spline of radial_knots knots (radial_splines.py), where it reproduces the MLP within 1e-5;
+        False traces the MLPs as they are.
     reload: loads the model afresh from the file it came from, as its package does (--from); the
         check's reference where the exporter rebuilds or rewires the model (MACE, NequIP). None: a
         copy of `model` taken before the export touches it.
     """
     options = ExportOptions(elements, cutoff, units, Path(out_dir), name, format, precision, kind,
                             message_passing_layers, description, source, license, quick_compile, check_export,
-                            device, accelerate, head, fold_elements)
+                            device, accelerate, head, fold_elements, radial_spline, radial_knots)
     return export_with(model, spec, options, log, reload)
 
 
@@ -169,6 +176,7 @@ class _Traced:
     layers: int
     accelerator: Any
     element_linears: element_linears.Record
+    radial_splines: radial_splines.Record
 
 
 def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[str], None] = print,
@@ -215,12 +223,13 @@ def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[st
     if o.check_export:
         t0 = time.perf_counter()
         # Without the package's own evaluation, the eager model is the reference: with its modules unfolded.
-        eager = element_linears.with_originals(t.adapted.energy_fn) if t.element_linears.folded else t.adapted.energy_fn
+        replaced = t.element_linears.folded or t.radial_splines.replaced
+        eager = element_linears.with_originals(t.adapted.energy_fn) if replaced else t.adapted.energy_fn
         deviations = check.check_graph(str(o.graph_file), o.format, eager, len(o.elements), o.cutoff, o.dtype,
                                        t.adapted.reference, device=o.device)
         seconds["check"] = time.perf_counter() - t0
     return ExportResult(model_file, o.graph_file, spec_file, t.custom_ops, t.sites, t.width, t.layers, seconds,
-                        deviations, t.element_linears.as_json(), t.adapted.choices)
+                        deviations, t.element_linears.as_json(), t.adapted.choices, t.radial_splines.as_json())
 
 
 def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | None = None,
@@ -238,7 +247,8 @@ def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | 
     accelerator = accelerators.check_choice(o.accelerate, kind, o.device)
     if o.head is not None and kind != "mace":
         raise ExportError(f"--head {o.head}: heads are MACE's; a {kind} model has none")
-    with element_linears.recording(o.fold_elements) as folding:
+    with element_linears.recording(o.fold_elements) as folding, \
+            radial_splines.recording(o.radial_spline, o.radial_knots) as splines:
         adapted = adapters.adapt(model, kind, o.elements, o.cutoff, o.dtype, example, accelerator, head=o.head,
                                  original=reload, accelerator_optional=o.accelerate == accelerators.AUTO)
     if adapted.declined_accelerator:
@@ -268,7 +278,8 @@ def _trace(model: Any, spec: Any, o: ExportOptions, reload: Callable[[], Any] | 
         # A message-passing layer refreshes its halo rows at least once: by a forward exchange,
         # or by a scatter correction (which the backward calls once more).
         layers = max(1, sites.get("halo_forward_static", 0), sites.get("halo_scatter_correct_static", 0) // 2)
-    return _Traced(adapted, gm, example, spec_d, custom_ops, sites, width, int(layers), accelerator, folding)
+    return _Traced(adapted, gm, example, spec_d, custom_ops, sites, width, int(layers), accelerator, folding,
+                   splines)
 
 
 def _check_declared(o: ExportOptions, adapted: Any) -> None:
@@ -298,6 +309,7 @@ def _graph_metadata(o: ExportOptions, t: _Traced) -> dict[str, str]:
         "torch_version": torch_version(),
         "torch_build": torch.__version__,
         "element_linears": t.element_linears.as_json(),
+        "radial_splines": t.radial_splines.as_json(),
     }
     if t.adapted.choices:
         contract_meta["choices"] = t.adapted.choices

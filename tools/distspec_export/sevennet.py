@@ -44,7 +44,7 @@ from typing import Any, Iterator
 
 import torch
 
-from . import element_linears, ops, packages, rows, sniff
+from . import element_linears, ops, packages, radial_splines, rows, sniff
 from .adapted import Adapted
 from .trace import ATOMIC_VIRIAL_PARTITION, ExportError
 
@@ -187,6 +187,7 @@ def adapt(model: Any, elements: list[str], cutoff: float, dtype: torch.dtype, ex
         raise ExportError(f"elements {unknown} are not among the SevenNet model's {len(type_map)} elements")
     type_index = torch.tensor([type_map[z_of[e]] for e in elements], dtype=torch.int64)
     model = element_linears.fold(model, "sevennet", type_index)
+    model = radial_splines.replace(model, "sevennet")
 
     model = model.eval()
     model.set_is_batch_data(False)

@@ -162,6 +162,14 @@ torch_element_linears(sevennet "${DISTSPEC_PYTHON_SEVENN}")
 torch_element_linears(mace "${DISTSPEC_PYTHON_MACE}")
 torch_element_linears(nequip "${DISTSPEC_PYTHON_NEQUIP}")
 
+# torch.radial_splines_sevennet: test_radial_splines.py, the exporter's radial MLPs of the edge length
+# as cubic splines (tools/distspec_export/radial_splines.py): each spline equals SevenNet-0's MLP (weights
+# and d/dr), the knots sit on the XPLOR switch, the traced graph does less work, and energies and
+# forces equal the model's with its MLPs.
+add_test(NAME torch.radial_splines_sevennet
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_radial_splines.py" --python "${DISTSPEC_PYTHON_SEVENN}")
+set_tests_properties(torch.radial_splines_sevennet PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 900)
+
 # torch.owned_rows (the toy model and the twin) and torch.owned_rows_SET: test_owned_rows.py, each
 # model's force graph with its node work on the owned rows (tools/distspec_export/rows.py) against
 # the same model computing every row: equal atomic energies, forces and per-atom virials, at most

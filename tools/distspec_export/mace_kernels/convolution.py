@@ -55,6 +55,7 @@ import copy
 import torch
 
 from . import library
+from ..radial_splines import hermite, spline_error, tabulate  # noqa: F401 (hermite: the tests' evaluation)
 from ..trace import ExportError
 
 # Knots of the radial tables unless the caller asks: at r_max = 6 A, h = 6 / 511 = 0.0117 A. Chosen
@@ -158,55 +159,6 @@ class RadialChain(torch.nn.Module):
         edge_feats, cutoff = self.radial_embedding(r.unsqueeze(-1), None, None, None)
         weights = self.mlp(edge_feats)
         return weights * cutoff if cutoff is not None else weights
-
-
-def tabulate(chain: RadialChain, r_max: float, knots: int) -> torch.Tensor:
-    """[knots, 2, width] float64: the chain's values and exact d/dr (forward-mode autograd) at
-    r_k = k r_max / (knots - 1). At r = 0 the Bessel basis is 0/0: the first knot is taken at
-    1e-3 h, so the first segment, closer than any two atoms come, is approximate."""
-    r = torch.linspace(0.0, r_max, knots, dtype=torch.float64)
-    r[0] = 1e-3 * r_max / (knots - 1)
-    with torch.no_grad():
-        values, slopes = torch.func.jvp(chain, (r,), (torch.ones_like(r),))
-    values[-1] = 0.0  # at r_max the envelope vanishes with its derivatives
-    slopes[-1] = 0.0
-    return torch.stack([values, slopes], dim=1)
-
-
-def hermite(table: torch.Tensor, r_max: float, lengths: torch.Tensor) -> torch.Tensor:
-    """The spline [knots, 2, ...] at lengths [E] (differentiable in lengths): the kernels' radial
-    weights evaluated by torch, [E, ...]; zero for r >= r_max and r = 0, as the kernels."""
-    knots = table.shape[0]
-    h = r_max / (knots - 1)
-    r = lengths.to(torch.float64)
-    s = r / h
-    k = s.detach().floor().clamp(0, knots - 2).long()
-    t = (s - k.to(s.dtype)).reshape(-1, *([1] * (table.dim() - 2)))
-    t2, t3 = t * t, t * t * t
-    lo, hi = table[k].to(torch.float64), table[k + 1].to(torch.float64)
-    w = ((2 * t3 - 3 * t2 + 1) * lo[:, 0] + h * (t3 - 2 * t2 + t) * lo[:, 1] + (-2 * t3 + 3 * t2) * hi[:, 0]
-         + h * (t3 - t2) * hi[:, 1])
-    inside = ((r > 0) & (r < r_max)).reshape(t.shape)
-    return torch.where(inside, w, torch.zeros_like(w)).to(table.dtype)
-
-
-def spline_error(chain: RadialChain, table: torch.Tensor, r_max: float, r_min: float = 0.5) -> dict:
-    """The spline's largest error against the chain on r in [r_min, r_max) (at the quarter points of
-    every segment, where a cubic Hermite errs most), absolute and relative to the largest weight,
-    for the weights and their d/dr."""
-    knots = table.shape[0]
-    h = r_max / (knots - 1)
-    r = torch.cat([torch.arange(knots - 1, dtype=torch.float64) * h + f * h for f in (0.25, 0.5, 0.75)])
-    r = r[(r >= r_min) & (r < r_max)]
-    with torch.no_grad():
-        exact, d_exact = torch.func.jvp(chain, (r,), (torch.ones_like(r),))
-        spline, d_spline = torch.func.jvp(lambda x: hermite(table.to(torch.float64), r_max, x), (r,),
-                                          (torch.ones_like(r),))
-    value_err = float((spline - exact).abs().max())
-    slope_err = float((d_spline - d_exact).abs().max())
-    return {"knots": knots, "h": h, "r_min": r_min,
-            "weight_abs": value_err, "weight_rel": value_err / max(float(exact.abs().max()), 1e-300),
-            "slope_abs": slope_err, "slope_rel": slope_err / max(float(d_exact.abs().max()), 1e-300)}
 
 
 class SplineConvolution(torch.nn.Module):
