@@ -15,8 +15,8 @@
 #                                             drift.py's table (nve.md)
 #   bench/accelerators/mace_gpu.sh profile    Nsight Systems' kernel and CUDA API summaries of 2
 #                                             steps at 10 648 atoms (PROFILE_CELLS 11, PROFILE_STEPS 1:
-#                                             the steps after the warm-up step) per export
-#                                             (kernels.ACC_cuda_gpu_kern_sum.csv, ..._cuda_api_sum.csv)
+#                                             the steps after the warm-up step) per export, and their
+#                                             kernel classes (nsys_profile.sh)
 # Each copies its run folder (no model files) into $OUT/mace when OUT is set. Environment:
 # BENCH_ACCELERATORS (mace-kernels), BENCH_MACE_ARGS (the exports' build() arguments,
 # '{"inter_scale": 3000}'), BENCH_CELLS_mace_kernels, MACE_OWN_CELLS ("11 17"), NVE_CELLS (4),
@@ -72,29 +72,10 @@ case ${1:-} in
     done
     (cd "$out" && "$DISTSPEC_PYTHON" "$root/bench/accelerators/drift.py" log.nve.*) | tee "$out/nve.md" ;;
   profile)
-    nsys=${NSYS:-$(command -v nsys || find /usr/local/cuda*/bin /opt/nvidia -name nsys -type f 2>/dev/null | head -1)}
-    [ -n "$nsys" ] || { say "no nsys on this machine"; exit 1; }
     for acc in $BENCH_ACCELERATORS; do
-      say "nsys, $acc, 10 648 atoms, 1 step after the warm-up step"
-      (cd "$out" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-        LD_LIBRARY_PATH="$(dirname "$DISTSPEC_PLUGIN"):$LD_LIBRARY_PATH" timeout "$(left)" \
-        "$nsys" profile -t cuda --sample=none --cpuctxsw=none -o "profile.$acc" -f true "$DISTSPEC_LMP" \
-        -in "$root/bench/sevennet_cpu/in.bench" -log "log.profile.$acc" -screen none \
-        -var plugin "$(basename "$DISTSPEC_PLUGIN")" -var n "${PROFILE_CELLS:-11}" -var steps "${PROFILE_STEPS:-1}" -var model "model/mace_$acc.json" \
-        -var device cuda > "nsys.$acc.out" 2>&1) || status=1
-      # nsys turns its stream into a report with QdstrmImporter, which needs elfutils' libdw (on
-      # one H100 machine it was missing: "libdw.so.1: cannot open shared object file"): without a
-      # report, run the importer again with the packed libraries (pack_gpu_torch_run.sh packs libdw).
-      if [ ! -f "$out/profile.$acc.nsys-rep" ] && [ -f "$out/profile.$acc.qdstrm" ]; then
-        importer=$(find "$(dirname "$(readlink -f "$nsys")")/.." -name QdstrmImporter -type f 2>/dev/null | head -1)
-        (cd "$out" && LD_LIBRARY_PATH="$run/build-gpu-torch-run/lib" timeout "$(left)" "$importer" \
-          -i "profile.$acc.qdstrm") \
-          >> "$out/nsys.$acc.out" 2>&1 || status=1
-      fi
-      env -u LD_LIBRARY_PATH "$nsys" stats --report cuda_gpu_kern_sum --report cuda_api_sum --format csv \
-        --force-export true -o "$out/kernels.$acc" "$out/profile.$acc.nsys-rep" >> "$out/nsys.$acc.out" 2>&1 || status=1
-      rm -f "$out/profile.$acc".{nsys-rep,sqlite,qdstrm}
-      cut -c1-200 "$out"/kernels."$acc"*.csv 2>/dev/null | head -20 >&2
+      say "nsys, $acc, ${PROFILE_CELLS:-11} cells, ${PROFILE_STEPS:-1} steps after the warm-up step"
+      PROFILE_TIMEOUT=$(left) PROFILE_LIBS=$run/build-gpu-torch-run/lib "$root/bench/accelerators/nsys_profile.sh" \
+        "$out" "model/mace_$acc.json" "$acc" "${PROFILE_CELLS:-11}" "${PROFILE_STEPS:-1}" || status=1
     done ;;
   *) echo "usage: mace_gpu.sh bench | nve | profile" >&2; exit 2 ;;
 esac

@@ -16,7 +16,9 @@
 #   bench/accelerators/nequip_gpu.sh sevennet
 #       SevenNet-0 through bench/accelerators/run.sh (OpenEquivariance), with SevenNet's own call
 #       beside it (sevenn from scripts/pack_gpu_source.sh --sevenn's bundle); its run folder comes
-#       back in $OUT/sevennet.
+#       back in $OUT/sevennet/NAME (SEVENNET_OUT, default build/bench/accelerators: NAME
+#       accelerators). With PROFILE_CELLS set, then Nsight Systems' kernel classes of that
+#       size (nsys_profile.sh; PROFILE_STEPS, 1).
 # Where scripts/pack_gpu_torch_run.sh's bundle is carried too (GPU_RUN, default
 # build-gpu-torch-run: LAMMPS, the plugin and OpenMPI built elsewhere against this machine's
 # torch), setup builds only OpenEquivariance here. bench/accelerators/pack_gpu_carry.sh makes
@@ -115,13 +117,19 @@ case ${1:-} in
     build_oeq
     source "$packed/env.sh"
     export PYTHONPATH="$src/site:$PYTHONPATH" DISTSPEC_SPECS=$src/specs
-    out=$root/build/bench/accelerators
+    out=$(realpath -m "${SEVENNET_OUT:-$root/build/bench/accelerators}")
     status=0
     BENCH_ACCELERATORS=${BENCH_ACCELERATORS:-oeq} BENCH_OWN_CALL=1 BENCH_OUT=$out \
       timeout "$(left)" "$root/bench/accelerators/run.sh" || status=1
+    # PROFILE_CELLS: Nsight Systems' kernel summary and classes of the export at that size.
+    if [ -n "${PROFILE_CELLS:-}" ] && [ "$(left)" -gt 60 ]; then
+      say "nsys, SevenNet-0 (oeq), $PROFILE_CELLS cells"
+      PROFILE_TIMEOUT=$(left) PROFILE_LIBS=$(dirname "$DISTSPEC_PLUGIN") "$root/bench/accelerators/nsys_profile.sh" \
+        "$out" model/7net0_oeq.json oeq "$PROFILE_CELLS" "${PROFILE_STEPS:-1}" || status=1
+    fi
     if [ -n "${OUT:-}" ]; then
-      mkdir -p "$OUT/sevennet"
-      (cd "$out" && find . -type f ! -name '*.pt2' ! -name '*.pt' -exec cp --parents {} "$OUT/sevennet/" \;)
+      mkdir -p "$OUT/sevennet/$(basename "$out")"
+      (cd "$out" && find . -type f ! -name '*.pt2' ! -name '*.pt' -exec cp --parents {} "$OUT/sevennet/$(basename "$out")/" \;)
     fi
     exit $status ;;
   *) echo "usage: nequip_gpu.sh setup | bench [MODELS] | sevennet" >&2; exit 2 ;;

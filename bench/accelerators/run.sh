@@ -38,6 +38,8 @@
 #   BENCH_MACE_ARGS         build()'s arguments for the MACE, a JSON object (e.g. '{"inter_scale": 3000}'),
 #                           given to the export and to the reference alike
 #   BENCH_TIMING_CELLS      sizes rerun with `timing yes` for DISTSPEC's breakdown of the step ("11")
+#   BENCH_EXPORT_ARGS       more options of distspec-export (e.g. --no-radial-spline), split at spaces
+#   BENCH_EXPORT_CHECK      1: the exports run their check against the eager model on the GPU
 #   BENCH_OWN_CALL          1: also SevenNet's own model call (sevennet_model_call.py) into
 #                           model_call.log, which results.py puts beside DISTSPEC's rows
 set -uo pipefail
@@ -80,9 +82,18 @@ for acc in $accelerators; do
   say "exporting $model for cuda, --accelerate $acc"
   spec=()
   [ -n "${DISTSPEC_SPECS:-}" ] && spec=(--spec "$DISTSPEC_SPECS/$model.spec.json")
-  "$python" "$repo/tools/distspec-export" "${source[@]}" "${spec[@]}" --elements Si --cutoff "$cutoff" --units metal \
-    --precision fp32 --device cuda --no-check --accelerate "$acc" --out "$out/model" --name "${stem}_$acc" \
-    > "$out/export.$acc.log" 2>&1 || {
+  export_cmd=("$python" "$repo/tools/distspec-export" "${source[@]}" "${spec[@]}" --elements Si --cutoff "$cutoff"
+    --units metal --precision fp32 --device cuda --accelerate "$acc" --out "$out/model" --name "${stem}_$acc"
+    ${BENCH_EXPORT_ARGS:-})
+  # BENCH_EXPORT_CHECK=1: the export runs its check on the GPU (the graph against the eager model);
+  # where the check fails, its message stays in export.ACC.check.log and the export is made again
+  # without it, so that the timings still run.
+  if [ "${BENCH_EXPORT_CHECK:-0}" = 1 ]; then
+    "${export_cmd[@]}" > "$out/export.$acc.check.log" 2>&1 && cp "$out/export.$acc.check.log" "$out/export.$acc.log" || {
+      say "the checked export failed (export.$acc.check.log):"; tail -3 "$out/export.$acc.check.log" >&2
+      rm -f "$out/model/${stem}_$acc".*; }
+  fi
+  [ -f "$out/model/${stem}_$acc.json" ] || "${export_cmd[@]}" --no-check > "$out/export.$acc.log" 2>&1 || {
     tail -20 "$out/export.$acc.log" >&2
     [ "$model" = mace ] && echo "run.sh: without mace-torch here, export mace_$acc.json where it is and place it in" \
       "$out/model beforehand (run.sh's header says how)" >&2

@@ -6,7 +6,10 @@
   samples, and "out of GPU memory" for a size that stopped with the plugin's message;
 - drift.py's slope of TotEng against time, from a log whose last run is 1 000 steps of 1 fs with
   TotEng = E0 + a t, equals a per atom (meV/atom/ps), and the warm-up run before it is not read;
-  a log without a run is reported, not skipped.
+  a log without a run is reported, not skipped;
+- kernel_classes.py's shares of Nsight Systems' kernel summary: each class's time over the total
+  (an OpenEquivariance backward, a cuBLAS product, a Triton kernel), and a kernel no rule knows
+  listed by name with its share, not hidden.
 
   test_reports.py
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 REPORT = REPO / "bench" / "accelerators" / "report.py"
 DRIFT = REPO / "bench" / "accelerators" / "drift.py"
+CLASSES = REPO / "bench" / "accelerators" / "kernel_classes.py"
 HEADER = "   Step          Temp          E_pair         E_mol          TotEng         Press     "
 
 
@@ -78,6 +82,22 @@ def main() -> int:
         check(nve[:2] == ["512", "1000"], "drift.py: atoms and steps of the last run", f"{nve[:2]}")
         check("no NVE run" in " ".join(rows.get(str(folder / "log.empty"), [])), "drift.py: a log without a run",
               "reported")
+        kernels = folder / "kernels.csv"
+        kernels.write_text(
+            "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+            '50.0,5000000,10,1,1,1,1,0,"backward"\n'
+            '30.0,3000000,20,1,1,1,1,0,"sm90_xmma_gemm_f32f32_f32f32_f32_tn_n"\n'
+            '15.0,1500000,40,1,1,1,1,0,"triton_poi_fused_mul_0"\n'
+            '5.0,500000,2,1,1,1,1,0,"void mystery_kernel<float>(int)"\n')
+        out = subprocess.run([sys.executable, str(CLASSES), str(kernels)], capture_output=True, text=True)
+        shares = {line.split("|")[1].strip(): line.split("|")[2].strip()
+                  for line in out.stdout.splitlines() if line.startswith("| ") and "%" in line}
+        expected = {"OpenEquivariance convolution backward": "50.0 %", "cuBLAS/CUTLASS matrix products": "30.0 %",
+                    "TorchInductor fused (Triton)": "15.0 %", "unmatched": "5.0 %"}
+        check(out.returncode == 0 and all(shares.get(k) == v for k, v in expected.items()),
+              "kernel_classes.py: shares by class", f"{shares}")
+        check("5.0 % (2): `void mystery_kernel<float>(int)`" in out.stdout,
+              "kernel_classes.py: an unmatched kernel is named", "with its share and launches")
     print(f"{'FAILED' if failures else 'PASSED'}: {failures} failures")
     return 1 if failures else 0
 
