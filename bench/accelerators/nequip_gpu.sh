@@ -17,8 +17,8 @@
 #       SevenNet-0 through bench/accelerators/run.sh (OpenEquivariance), with SevenNet's own call
 #       beside it (sevenn from scripts/pack_gpu_source.sh --sevenn's bundle); its run folder comes
 #       back in $OUT/sevennet/NAME (SEVENNET_OUT, default build/bench/accelerators: NAME
-#       accelerators). With PROFILE_CELLS set, then Nsight Systems' kernel classes of that
-#       size (nsys_profile.sh; PROFILE_STEPS, 1).
+#       accelerators; BENCH_OWN_CALL=0 leaves SevenNet's own call out). With PROFILE_CELLS set,
+#       then Nsight Systems' kernel classes of that size (nsys_profile.sh; PROFILE_STEPS, 1).
 # Where scripts/pack_gpu_torch_run.sh's bundle is carried too (GPU_RUN, default
 # build-gpu-torch-run: LAMMPS, the plugin and OpenMPI built elsewhere against this machine's
 # torch), setup builds only OpenEquivariance here. bench/accelerators/pack_gpu_carry.sh makes
@@ -119,7 +119,7 @@ case ${1:-} in
     export PYTHONPATH="$src/site:$PYTHONPATH" DISTSPEC_SPECS=$src/specs
     out=$(realpath -m "${SEVENNET_OUT:-$root/build/bench/accelerators}")
     status=0
-    BENCH_ACCELERATORS=${BENCH_ACCELERATORS:-oeq} BENCH_OWN_CALL=1 BENCH_OUT=$out \
+    BENCH_ACCELERATORS=${BENCH_ACCELERATORS:-oeq} BENCH_OWN_CALL=${BENCH_OWN_CALL:-1} BENCH_OUT=$out \
       timeout "$(left)" "$root/bench/accelerators/run.sh" || status=1
     # PROFILE_CELLS: Nsight Systems' kernel summary and classes of the export at that size.
     if [ -n "${PROFILE_CELLS:-}" ] && [ "$(left)" -gt 60 ]; then
