@@ -21,16 +21,21 @@ class Accelerator:
     namespaces: tuple[str, ...]
     kinds: tuple[str, ...]  # model kinds that can be built with it
     runs_on: tuple[str, ...]
+    # Python that registers its ops in a fresh process (an AOTInductor package looks them up when
+    # it loads): the export's check loads a package in a child process first (trace.probe_package).
+    python_import: str = ""
 
 
 ACCELERATORS = {
-    "oeq": Accelerator("oeq", "openequivariance", ("libtorch_tp_jit",), ("sevennet", "mace", "nequip"), ("cuda",)),
+    "oeq": Accelerator("oeq", "openequivariance", ("libtorch_tp_jit",), ("sevennet", "mace", "nequip"), ("cuda",),
+                       "import openequivariance"),
     # cuEquivariance defines its torch ops in Python only: no library registers them in a
     # Python-free LAMMPS process, so no kind is exported with it (the plugin refuses its graphs).
     "cueq": Accelerator("cueq", "cuequivariance", ("cuequivariance",), (), ("cuda",)),
     # DISTSPEC's own MACE kernels (doc/mace_kernels.md), libdistspec_mace_ops.so
     # (mace_kernels/library.py); the plugin knows them by the same name (lib/models/torch/accelerators.cpp).
-    "mace-kernels": Accelerator("mace-kernels", "mace-kernels", ("distspec_mace",), ("mace",), ("cpu", "cuda")),
+    "mace-kernels": Accelerator("mace-kernels", "mace-kernels", ("distspec_mace",), ("mace",), ("cpu", "cuda"),
+                                "from distspec_export.mace_kernels import library; library.load()"),
 }
 # --accelerate auto (the default): the kind's own default where it has one and the device runs it,
 # used where the model allows (the adapter says why not), else none.

@@ -88,8 +88,35 @@ def _relative(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a.double() - b.double()).abs().max()) / scale
 
 
+def package_load_failure(path: str, why: str, python_import: str = "") -> ExportError:
+    """The error of a package that a fresh Python process could not load (trace.probe_package):
+    killed by a signal, or stopped with `why` as its last line."""
+    ops_note = f" after `{python_import}`" if python_import else ""
+    if why.startswith("SIG") or why.startswith("signal"):
+        what = f"a fresh Python process that loaded it{ops_note} and called it once was killed by {why}"
+    else:
+        what = f"loading and calling it in a fresh Python process{ops_note} failed: {why}"
+    return ExportError(
+        f"{path}: the check cannot run the AOTInductor package in Python: {what} (torch {torch.__version__}). "
+        "The graph, its spec and the model file are written, and pair_style distspec loads packages in C++, not "
+        "through Python: check the model under LAMMPS against the model's own evaluation (bench/accelerators/run.sh "
+        "compares the forces of 512 atoms on 1 and 2 ranks), or export again with --no-check to skip this check")
+
+
+def _first_call(path: str, python_import: str, n_species: int, cutoff: float, dtype: torch.dtype, device: str) -> str:
+    """Python that loads the package and calls it once on the tracing example, as check_graph
+    does, in a fresh process (trace.probe_package)."""
+    return (f"from distspec_export import check, ops, trace\n"
+            f"from distspec_export.host_ops import HostExchange\n"
+            f"ops.import_nvalchemi_ops()\nops.define_backward_op()\n{python_import}\nimport torch\n"
+            f"run = trace.load_graph({str(path)!r}, 'aoti')\n"
+            f"example = check.examples({int(n_species)}, {float(cutoff)!r}, {dtype})[0]\n"
+            f"with HostExchange(example.owner, example.n_owned).install({device!r}), ops.opaque_halo_backward():\n"
+            f"    run(check.on_device(example.contract_inputs(), {device!r}))\n")
+
+
 def check_graph(path: str, fmt: str, energy_fn, n_species: int, cutoff: float, dtype: torch.dtype,
-                reference: Reference | None = None, device: str = "cpu") -> dict:
+                reference: Reference | None = None, device: str = "cpu", python_import: str = "") -> dict:
     """Largest deviation of the graph from the model as given, relative to max(1, |reference|);
     an ExportError above TOLERANCE[dtype].
 
@@ -102,9 +129,21 @@ def check_graph(path: str, fmt: str, energy_fn, n_species: int, cutoff: float, d
     device: where the graph was compiled to run (the export's --device), and where the eager model
     lives: both get the inputs there; the package's own evaluation (`reference`) gets them on
     the cpu, and every comparison is made there. A graph that fails to run is an ExportError
-    saying where and why.
+    saying where and why. An AOTInductor package is first loaded and called once in a child
+    process (trace.probe_package, after `python_import`, the accelerator's ops): where that process
+    is killed by a signal, the check says so instead of taking the exporter down with it.
     """
-    run = trace.load_graph(path, fmt)
+    if fmt == "aoti":
+        # Only a crash stops here: an error the child raised, this process raises below by itself.
+        why = trace.probe_package(path, code=_first_call(path, python_import, n_species, cutoff, dtype, device))
+        if why.startswith("SIG") or why.startswith("signal"):
+            raise package_load_failure(path, why, python_import)
+    try:
+        run = trace.load_graph(path, fmt)
+    except Exception as e:  # noqa: BLE001 (whatever the loader raises, the user hears which file and why)
+        raise ExportError(f"{path}: the check cannot load the graph it wrote: {type(e).__name__}: "
+                          f"{str(e).strip().splitlines()[0][:300]}; export again with --no-check to keep it "
+                          "unchecked, and please report it") from e
     force_fn = trace.force_function(energy_fn)
     name = reference.name if reference is not None else "the eager model"
     worst = {"atomic_energies": 0.0, "forces": 0.0}

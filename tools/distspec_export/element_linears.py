@@ -105,7 +105,9 @@ class _Folded(torch.nn.Module):
         columns = _one_hot_columns(rows)
         # One-hot rows: the element is the hot column among the kept ones. Other rows (a type
         # embedding): the kept row equal to the operand's (the operand is a copy of one of them).
-        self.register_buffer("columns", torch.tensor(columns if columns is not None else [], dtype=torch.int64))
+        # On the rows' device: a model moved to the GPU before the fold indexes its operand there.
+        self.register_buffer("columns", torch.tensor(columns if columns is not None else [], dtype=torch.int64,
+                                                     device=rows.device))
         self.register_buffer("rows", rows.detach().clone() if columns is None else rows.new_zeros(0))
 
     def element(self, operand: torch.Tensor) -> torch.Tensor:

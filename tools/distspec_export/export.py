@@ -226,7 +226,8 @@ def export_with(model: Any, spec: Any, options: ExportOptions, log: Callable[[st
         replaced = t.element_linears.folded or t.radial_splines.replaced
         eager = element_linears.with_originals(t.adapted.energy_fn) if replaced else t.adapted.energy_fn
         deviations = check.check_graph(str(o.graph_file), o.format, eager, len(o.elements), o.cutoff, o.dtype,
-                                       t.adapted.reference, device=o.device)
+                                       t.adapted.reference, device=o.device,
+                                       python_import=t.accelerator.python_import if t.accelerator else "")
         seconds["check"] = time.perf_counter() - t0
     return ExportResult(model_file, o.graph_file, spec_file, t.custom_ops, t.sites, t.width, t.layers, seconds,
                         deviations, t.element_linears.as_json(), t.adapted.choices, t.radial_splines.as_json())

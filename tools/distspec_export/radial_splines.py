@@ -226,13 +226,14 @@ def _sevennet_sites(model: torch.nn.Module) -> list[Site]:
     def embed(r: torch.Tensor) -> torch.Tensor:
         return basis(r) * cutoff(r).unsqueeze(-1)
 
-    basis64, cutoff64 = copy.deepcopy(basis).double(), copy.deepcopy(cutoff).double()
+    # The table is made on the cpu in float64, wherever the model is (--device cuda moves it first).
+    basis64, cutoff64 = copy.deepcopy(basis).to("cpu", torch.float64), copy.deepcopy(cutoff).to("cpu", torch.float64)
     sites = []
     for name, module in model.named_modules():
         mlp = getattr(module, "weight_nn", None)
         if mlp is None or getattr(module, "key_weight_input", None) != KEY.EDGE_EMBEDDING:
             continue
-        mlp64 = copy.deepcopy(mlp).double()
+        mlp64 = copy.deepcopy(mlp).to("cpu", torch.float64)
 
         def chain(r: torch.Tensor, mlp64=mlp64) -> torch.Tensor:
             return mlp64(basis64(r) * cutoff64(r).unsqueeze(-1))

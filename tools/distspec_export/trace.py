@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import operator
+import os
 import sys
 import time
 from typing import Any, Callable, Iterator, Sequence
@@ -405,6 +406,36 @@ def save_torchscript(gm: torch.fx.GraphModule, path: str, metadata: dict[str, st
     return time.perf_counter() - t0
 
 
+def probe_package(path: str, python_import: str = "", code: str | None = None) -> str:
+    """'' where a fresh Python process loads the AOTInductor package at `path` (after
+    `python_import`, which registers the ops it calls); else the signal that killed that process,
+    or the last line it printed. Loading a package runs its shared object's initialisers: where one
+    crashes the process (torch 2.11 with OpenEquivariance's ops in it), the exporter's own process
+    must not be the one that dies. `code` replaces the bare load (check.py's load and first call;
+    the tests' stand-in for a crash)."""
+    import signal  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    if code is None:
+        # The ops every graph may call (the halo ops and their backward), as in the exporter's process.
+        code = (f"from distspec_export import ops\nops.import_nvalchemi_ops()\nops.define_backward_op()\n"
+                f"{python_import}\nimport torch\ntorch._inductor.aoti_load_package({str(path)!r})\n")
+    tools = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = tools + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if done.returncode < 0:
+        try:
+            return signal.Signals(-done.returncode).name
+        except ValueError:
+            return f"signal {-done.returncode}"
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        return lines[-1][:300] if lines else f"exit status {done.returncode}"
+    return ""
+
+
 def load_graph(path: str, fmt: str, virials: bool = False) -> Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]:
     """Load an exported graph in Python; call it with the contract inputs as a list. It returns
     (atomic_energies, forces), and with `virials` every output the graph has (atomic_virials
@@ -414,8 +445,6 @@ def load_graph(path: str, fmt: str, virials: bool = False) -> Callable[[list[tor
     as AOTInductor does with AOTI_RUNTIME_CHECK_INPUTS=1.
     """
     if fmt == "aoti":
-        import os  # noqa: PLC0415
-
         runner = torch._inductor.aoti_load_package(path)
 
         def run(inputs):

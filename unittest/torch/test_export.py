@@ -17,7 +17,9 @@ For each fixture of make_fixtures.py (toy_mpnn L2 and L4 as .pt2, L2 as .pt):
 - the graph runs on the smallest ranks: no atom; one atom; one atom whose only neighbour is its
   image (a `.pt2` with AOTInductor's input checks on, as the plugin runs it).
 
-Then distspec-export's command line must stop with a clear message on bad input.
+Then distspec-export's command line must stop with a clear message on bad input, and the
+export's check must load a package in a child process first (a crash there is named by its
+signal in an error, not the end of the exporter's process).
 
 The mace set's MACE trained and saved in fp64 (mace_fp64_L2) must equal mace's own calculator to
 1e-12, its rebuild keep every weight, and the export's check refuse a graph whose weights were
@@ -483,6 +485,43 @@ def check_without_nvalchemi(results: Results, fixtures: Path, manifest: dict) ->
         check_graph(results, fixtures, "toy_mpnn_L2 exported without nvalchemi", entry, manifest)
 
 
+def check_package_probe(results: Results, fixtures: Path, manifest: dict) -> None:
+    """The check loads an AOTInductor package in a child process first (trace.probe_package): a
+    package that loads gives '', a process killed by a signal is named by it, and check_graph turns
+    a crash into an ExportError that says the files are written and what to do, rather than taking
+    the exporter's process down (torch 2.11 with OpenEquivariance's ops segfaults there), and a
+    package that does not load into one that names it."""
+    import torch  # noqa: PLC0415
+
+    from distspec_export import check, trace  # noqa: PLC0415
+    from distspec_export.trace import ExportError  # noqa: PLC0415
+
+    package = next((fixtures / e["graph"] for e in manifest["models"].values() if e["graph"].endswith(".pt2")), None)
+    if package is None:
+        results.report(False, "probe: a .pt2 fixture to load", "none in the manifest")
+        return
+    why = trace.probe_package(str(package))
+    results.report(why == "", "probe: a fresh process loads a fixture package", why or package.name)
+    crash = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+    why = trace.probe_package(str(package), code=crash)
+    message = str(check.package_load_failure(str(package), why, "import openequivariance"))
+    results.report(why == "SIGSEGV" and "killed by SIGSEGV" in message and "--no-check" in message
+                   and "written" in message, "probe: a process that crashes is named by its signal",
+                   f"{why!r}: {message[:160]}...")
+    why = trace.probe_package(str(package), code="raise RuntimeError('no such package')\n")
+    results.report(why == "RuntimeError: no such package", "probe: a child's error is its last line", repr(why))
+    garbage = fixtures / "bad_inputs" / "not_a_package.pt2"
+    garbage.parent.mkdir(parents=True, exist_ok=True)
+    garbage.write_bytes(b"not a zip archive")
+    try:
+        check.check_graph(str(garbage), "aoti", None, 1, 2.0, torch.float64)
+        results.report(False, "probe: check_graph stops on a package that does not load", "it returned")
+    except Exception as e:  # noqa: BLE001 (anything but the exporter's own error fails the check below)
+        results.report(isinstance(e, ExportError) and "cannot load the graph it wrote" in str(e) and
+                       "--no-check" in str(e), "probe: check_graph stops on a package that does not load, "
+                       "naming it", f"{type(e).__name__}: {str(e)[:200]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     import make_fixtures  # noqa: PLC0415
 
@@ -520,6 +559,7 @@ def main(argv: list[str] | None = None) -> int:
         check_accelerated_spec(results)
         check_fused_conv_corrections(results)
         check_without_nvalchemi(results, fixtures, manifest)
+        check_package_probe(results, fixtures, manifest)
     print(f"({time.perf_counter() - t0:.1f} s)")
     return results.finish()
 
