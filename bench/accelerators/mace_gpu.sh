@@ -17,9 +17,9 @@
 #                                             steps at 10 648 atoms (PROFILE_CELLS 11, PROFILE_STEPS 1:
 #                                             the steps after the warm-up step) per export, and their
 #                                             kernel classes (nsys_profile.sh)
-# Each copies its run folder (no model files) into $OUT/mace when OUT is set. Environment:
-# BENCH_ACCELERATORS (mace-kernels), BENCH_MACE_ARGS (the exports' build() arguments,
-# '{"inter_scale": 3000}'), BENCH_CELLS_mace_kernels, MACE_OWN_CELLS ("11 17"), NVE_CELLS (4),
+# Each packs its run folder (no model files) into $OUT/mace.tar.gz when OUT is set (bring_back.sh).
+# Environment: BENCH_ACCELERATORS (mace-kernels), BENCH_MACE_ARGS (the exports' build()
+# arguments, '{"inter_scale": 3000}'), BENCH_CELLS_mace_kernels, MACE_OWN_CELLS ("11 17"), NVE_CELLS (4),
 # NVE_STEPS (1000), GPU_DEADLINE (540 s), NSYS.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,11 +40,7 @@ out=$root/build/bench/accelerators/mace
 mkdir -p "$out/model"
 cp -n "$carried"/model/* "$out/model/" 2>/dev/null
 say "$(nproc) cores; $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null || echo 'no GPU')"
-bring_back() {
-  [ -n "${OUT:-}" ] || return 0
-  mkdir -p "$OUT/mace"
-  (cd "$out" && find . -type f ! -name '*.pt2' ! -name '*.pt' ! -name '*.model' -exec cp --parents {} "$OUT/mace/" \;)
-}
+bring_back() { "$root/bench/accelerators/bring_back.sh" "$out" mace; }
 lammps() {  # log n steps model
   (cd "$out" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 \
     LD_LIBRARY_PATH="$(dirname "$DISTSPEC_PLUGIN"):$LD_LIBRARY_PATH" timeout "$(left)" \

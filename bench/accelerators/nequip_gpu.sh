@@ -10,13 +10,13 @@
 #       by side with `nequip_run.sh prepare` (the checkpoints, DISTSPEC's exports and
 #       nequip-compile's packages).
 #   bench/accelerators/nequip_gpu.sh bench [MODELS]      (default "nequip allegro")
-#       `nequip_run.sh bench` for MODELS, then copies the run folder (results.csv, table.md, logs;
-#       not its model files) into $OUT when OUT is set (the device machine's folder of files that
-#       come back).
+#       `nequip_run.sh bench` for MODELS, then packs the run folder (results.csv, table.md, logs;
+#       not its model files) into $OUT/nequip.tar.gz when OUT is set (bring_back.sh; OUT is the
+#       device machine's folder of files that come back).
 #   bench/accelerators/nequip_gpu.sh sevennet
 #       SevenNet-0 through bench/accelerators/run.sh (OpenEquivariance), with SevenNet's own call
 #       beside it (sevenn from scripts/pack_gpu_source.sh --sevenn's bundle); its run folder comes
-#       back in $OUT/sevennet/NAME (SEVENNET_OUT, default build/bench/accelerators: NAME
+#       back as $OUT/sevennet-NAME.tar.gz (SEVENNET_OUT, default build/bench/accelerators: NAME
 #       accelerators; BENCH_OWN_CALL=0 leaves SevenNet's own call out). With PROFILE_CELLS set,
 #       then Nsight Systems' kernel classes of that size (nsys_profile.sh; PROFILE_STEPS, 1).
 # Where scripts/pack_gpu_torch_run.sh's bundle is carried too (GPU_RUN, default
@@ -104,11 +104,7 @@ case ${1:-} in
     fi
     status=0
     BENCH_MODELS=${2:-nequip allegro} timeout "$(left)" "$root/bench/accelerators/nequip_run.sh" bench || status=1
-    if [ -n "${OUT:-}" ]; then
-      (cd "$BENCH_OUT" && find . -type f ! -name '*.pt2' ! -name '*.pt' ! -name '*.ckpt' \
-        -exec cp --parents {} "$OUT/" \;)
-      say "copied $BENCH_OUT (without model files) to $OUT"
-    fi
+    "$root/bench/accelerators/bring_back.sh" "$BENCH_OUT" nequip
     exit $status ;;
   sevennet)
     # SevenNet-0 through run.sh (OpenEquivariance), beside SevenNet's own call: sevenn and its
@@ -127,10 +123,7 @@ case ${1:-} in
       PROFILE_TIMEOUT=$(left) PROFILE_LIBS=$(dirname "$DISTSPEC_PLUGIN") "$root/bench/accelerators/nsys_profile.sh" \
         "$out" model/7net0_oeq.json oeq "$PROFILE_CELLS" "${PROFILE_STEPS:-1}" || status=1
     fi
-    if [ -n "${OUT:-}" ]; then
-      mkdir -p "$OUT/sevennet/$(basename "$out")"
-      (cd "$out" && find . -type f ! -name '*.pt2' ! -name '*.pt' -exec cp --parents {} "$OUT/sevennet/$(basename "$out")/" \;)
-    fi
+    "$root/bench/accelerators/bring_back.sh" "$out" "sevennet-$(basename "$out")"
     exit $status ;;
   *) echo "usage: nequip_gpu.sh setup | bench [MODELS] | sevennet" >&2; exit 2 ;;
 esac
