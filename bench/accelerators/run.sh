@@ -86,12 +86,19 @@ for acc in $accelerators; do
     --units metal --precision fp32 --device cuda --accelerate "$acc" --out "$out/model" --name "${stem}_$acc"
     ${BENCH_EXPORT_ARGS:-})
   # BENCH_EXPORT_CHECK=1: the export runs its check on the GPU (the graph against the eager model);
-  # where the check fails, its message stays in export.ACC.check.log and the export is made again
-  # without it, so that the timings still run.
+  # where the check fails, its message stays in export.ACC.check.log. Where it could not run the
+  # package in Python at all (a crash there, which the exporter reports), the files it wrote are
+  # kept (this script's force checks compare them with the model's own calculator); after any
+  # other failure the export is made again without the check, so that the timings still run.
   if [ "${BENCH_EXPORT_CHECK:-0}" = 1 ]; then
     "${export_cmd[@]}" > "$out/export.$acc.check.log" 2>&1 && cp "$out/export.$acc.check.log" "$out/export.$acc.log" || {
       say "the checked export failed (export.$acc.check.log):"; tail -3 "$out/export.$acc.check.log" >&2
-      rm -f "$out/model/${stem}_$acc".*; }
+      if grep -q "cannot run the AOTInductor package in Python" "$out/export.$acc.check.log" &&
+        [ -f "$out/model/${stem}_$acc.json" ]; then
+        cp "$out/export.$acc.check.log" "$out/export.$acc.log"
+      else
+        rm -f "$out/model/${stem}_$acc".*
+      fi; }
   fi
   [ -f "$out/model/${stem}_$acc.json" ] || "${export_cmd[@]}" --no-check > "$out/export.$acc.log" 2>&1 || {
     tail -20 "$out/export.$acc.log" >&2
