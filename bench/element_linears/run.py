@@ -19,14 +19,14 @@ a GPU machine, `--device cuda` exports and times CUDA graphs instead.
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "tools"))
+sys.path.insert(0, str(HERE.parent))
+
+from graph_timing import crystal as timed_crystal, options, time_graphs  # noqa: E402
 
 ELEMENTS = ["Si", "O"]
 
@@ -65,54 +65,14 @@ def export(build, name: str, out: Path, fold: bool, device: str, reuse: bool) ->
     return str(graph), json.loads(meta["distspec.json"]).get("element_linears", {})
 
 
-def time_graphs(paths: dict, example, calls: int, device: str) -> dict:
-    """{key: (min and median seconds per call, outputs)} of each graph, their calls interleaved so
-    that a machine's changing load falls on each alike."""
-    import torch  # noqa: PLC0415
-    from distspec_export import trace  # noqa: PLC0415
-    from distspec_export.host_ops import HostExchange  # noqa: PLC0415
-
-    runs = {key: trace.load_graph(path, "aoti") for key, path in paths.items()}
-    inputs = tuple(t.to(device) for t in example.contract_inputs())
-    host = HostExchange(example.owner.to(device), example.n_owned)
-    times: dict = {key: [] for key in runs}
-    outputs = {}
-    with host.install():
-        for key, run in runs.items():
-            outputs[key] = run(inputs)  # warm-up
-        for _ in range(calls):
-            for key, run in runs.items():
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                outputs[key] = run(inputs)
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                times[key].append(time.perf_counter() - t0)
-    return {key: (min(times[key]), statistics.median(times[key]),
-                  tuple(t.detach().cpu().double() for t in outputs[key])) for key in runs}
-
-
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("--cells", type=int, default=6, help="crystal of CELLS^3 atoms 2.5 A apart (default 216)")
-    p.add_argument("--calls", type=int, default=5)
-    p.add_argument("--threads", type=int, default=1)
+    p = options(__doc__)
     p.add_argument("--nequip-sc", action="store_true", help="also the nequip-style self-connection model")
-    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
-    p.add_argument("--reuse", action="store_true", help="time the graphs already in OUT instead of exporting")
     args = p.parse_args()
     import torch  # noqa: PLC0415
-
-    torch.set_num_threads(args.threads)
-    from distspec_export import example as ex  # noqa: PLC0415
-    from distspec_export import ops  # noqa: PLC0415
     from distspec_export.sevennet import checkpoint  # noqa: PLC0415
 
-    ops.import_nvalchemi_ops()
-    ops.define_backward_op()
-    crystal = ex.crystal(len(ELEMENTS), 5.0, torch.float32, cells=args.cells, spacing=0.5, seed=3)
+    crystal = timed_crystal(args, len(ELEMENTS), 5.0)
     n_rows, n_edges = crystal.inputs[0].shape[0], crystal.inputs[2].shape[1]
     models = {"SevenNet-0": lambda: checkpoint("7net-0")}
     if args.nequip_sc:
