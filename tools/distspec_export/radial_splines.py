@@ -4,11 +4,12 @@ A convolution's weights in SevenNet (and in MACE) are an MLP of the edge's radia
 which is a function of the edge length r alone: basis(r) times an envelope. Per edge and layer
 the MLP costs three matrix products (SevenNet-0: 8 -> 64 -> 64 -> up to 960 weights) and as
 many again in the backward, which at 300 000 edges is most of a step's arithmetic outside the
-tensor products. As a function of one variable on [0, r_max) it is a table: each segment
-of width h = r_max / (knots - 1) holds the values and exact derivatives (forward-mode autograd
-in float64) at its two ends, and the weights at r are four products per weight, their d/dr four
-more. The error of a cubic Hermite spline falls as h^4; `spline_error` measures it on every
-segment against the MLP, and the export records it (doc/torch_models.md, Radial splines).
+tensor products. As a function of one variable on [0, r_max) it is a table: the values and
+exact derivatives (forward-mode autograd in float64) at knots h = r_max / (knots - 1) apart make
+each segment's cubic Hermite polynomial, stored as its four coefficients (coefficients()), and
+the weights at r are four products per weight, their d/dr three more. The error of a cubic
+Hermite spline falls as h^4; `spline_error` measures it on every segment against the MLP, and
+the export records it (doc/torch_models.md, Radial splines).
 
 `replace(model, kind)` swaps, in the model itself, each convolution's radial MLP of SITES[kind]
 for a RadialSpline that reads the edge length. The MLP stays inside it: under
@@ -33,8 +34,9 @@ import torch
 from . import element_linears
 from .trace import ExportError
 
-# Knots per table unless the caller asks. At SevenNet-0's r_max of 5 A, h = 0.0098 A: its five MLPs
-# are reproduced within 1e-6 of their largest weight and d/dr (bench/radial_splines, the export log).
+# Knots per table unless the caller asks. At SevenNet-0's r_max of 5 A, 1 031 knots (one on its
+# switch's r_on), h = 0.00485 A: its five MLPs are reproduced within 9.3e-8 of their largest weight
+# and 5.3e-6 of their largest d/dr (ctest torch.radial_splines_sevennet, the export's record).
 DEFAULT_KNOTS = 1024
 # A spline that errs by more than this, relative to the table's largest weight or slope, is not used
 # (the MLP stays, and the record says why): fp32 rounding of the MLP itself is about 1e-7.
@@ -54,20 +56,18 @@ def tabulate(chain: Callable[[torch.Tensor], torch.Tensor], r_max: float, knots:
     return torch.stack([values, slopes], dim=1)
 
 
-def hermite(table: torch.Tensor, r_max: float, lengths: torch.Tensor,
-            compute: torch.dtype = torch.float64) -> torch.Tensor:
-    """The spline [knots, 2, ...] at lengths [E] (differentiable in lengths): [E, ...] in the
-    table's dtype, zero for r >= r_max and r = 0. The segment and its coordinate come from r in
-    float64; the cubic is summed in `compute` (float64 for checks, the table's dtype in a graph,
-    where the four products per weight fuse into one kernel)."""
+def hermite(table: torch.Tensor, r_max: float, lengths: torch.Tensor) -> torch.Tensor:
+    """The spline [knots, 2, ...] at lengths [E] (differentiable in lengths), summed in float64 from
+    the values and slopes at its knots: [E, ...] in the table's dtype, zero for r >= r_max and
+    r = 0 (the checks' evaluation; a graph evaluates cubic())."""
     knots = table.shape[0]
     h = r_max / (knots - 1)
     r = lengths.to(torch.float64)
     s = r / h
     k = s.detach().floor().clamp(0, knots - 2).long()
-    t = (s - k.to(s.dtype)).to(compute).reshape(-1, *([1] * (table.dim() - 2)))
+    t = (s - k.to(s.dtype)).reshape(-1, *([1] * (table.dim() - 2)))
     t2, t3 = t * t, t * t * t
-    lo, hi = table[k].to(compute), table[k + 1].to(compute)
+    lo, hi = table[k].to(torch.float64), table[k + 1].to(torch.float64)
     w = ((2 * t3 - 3 * t2 + 1) * lo[:, 0] + h * (t3 - 2 * t2 + t) * lo[:, 1] + (-2 * t3 + 3 * t2) * hi[:, 0]
          + h * (t3 - t2) * hi[:, 1])
     inside = ((r > 0) & (r < r_max)).reshape(t.shape)
