@@ -167,7 +167,8 @@ torch_element_linears(nequip "${DISTSPEC_PYTHON_NEQUIP}")
 # and d/dr), the knots sit on the XPLOR switch, the traced graph does less work, and energies and
 # forces equal the model's with its MLPs.
 add_test(NAME torch.radial_splines_sevennet
-  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_radial_splines.py" --python "${DISTSPEC_PYTHON_SEVENN}")
+  COMMAND "${Python3_EXECUTABLE}" "${_torch_py}/test_radial_splines.py" --set sevennet
+          --python "${DISTSPEC_PYTHON_SEVENN}")
 set_tests_properties(torch.radial_splines_sevennet PROPERTIES LABELS torch SKIP_RETURN_CODE 77 TIMEOUT 900)
 
 # torch.owned_rows (the toy model and the twin) and torch.owned_rows_SET: test_owned_rows.py, each

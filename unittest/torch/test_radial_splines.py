@@ -16,7 +16,7 @@ For SevenNet-0 (sevenn's own checkpoint, fp32, in the sevennet environment):
   (element_linears.originals(), which puts the MLPs back) on the exporter's example crystal:
   within 2e-5 of the largest force, 1e-6 of the energy.
 
-  test_radial_splines.py [--python PYTHON]
+  test_radial_splines.py [--set sevennet] [--python PYTHON]
 """
 
 from __future__ import annotations
@@ -134,8 +134,14 @@ def graph_and_forces(results: Results) -> None:
 def main(argv: list[str] | None = None) -> int:
     import make_fixtures  # noqa: PLC0415
 
-    argv = make_fixtures.environment(sys.argv[1:] if argv is None else argv, "the radial-splines test")
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # The set picks the environment (DISTSPEC_PYTHON_SEVENN), which takes precedence over --python.
+    if make_fixtures.set_of(argv) != "sevennet":
+        argv = ["--set", "sevennet", *argv]
+    argv = make_fixtures.environment(argv, "the radial-splines test")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--set", choices=("sevennet",), default="sevennet")
+    p.parse_args(argv)
     import warnings  # noqa: PLC0415
 
     warnings.filterwarnings("ignore")
