@@ -131,13 +131,12 @@ class RadialSpline(torch.nn.Module):
     replaced on `embed(r)`, the model's own radial embedding."""
 
     def __init__(self, coeffs: torch.Tensor, r_max: float, original: torch.nn.Module,
-                 embed: Callable[[torch.Tensor], torch.Tensor], error: dict):
+                 embed: Callable[[torch.Tensor], torch.Tensor]):
         super().__init__()
         self.register_buffer("coeffs", coeffs)
         self.r_max = float(r_max)
         self.original = original
         self.embed = embed
-        self.error = error
 
     def forward(self, lengths: torch.Tensor) -> torch.Tensor:
         lengths = lengths.reshape(-1)
@@ -273,7 +272,7 @@ def replace(model: torch.nn.Module, kind: str, log: Callable[[str], None] | None
                 log(f"radial splines: {site.name} kept: {why}")
             continue
         original = getattr(site.parent, site.attr)
-        setattr(site.parent, site.attr, RadialSpline(coeffs.to(device), site.r_max, original, site.embed, error))
+        setattr(site.parent, site.attr, RadialSpline(coeffs.to(device), site.r_max, original, site.embed))
         site.rewire()
         record.replaced.append({"module": site.name, "width": int(coeffs.shape[-1]), "knots": knots,
                                 "weight_rel": error["weight_rel"], "slope_rel": error["slope_rel"]})
